@@ -1,0 +1,127 @@
+"""What differs between kinds, and nothing else.
+
+The generic store (:mod:`pyocm.apiserver.registry.store`) owns every rule that is the same
+for all kinds: generateName, uid, timestamps, resourceVersion conflicts, finalizers and
+graceful deletion, dry-run, and the status-subresource split. A :class:`Strategy` holds only
+what a kind adds: defaulting, validation, which fields a subresource may change, and its
+field selectors. Methods named ``prepare_*`` may mutate the object they are given;
+``validate*`` must not.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from pyocm.apiserver.authentication.user import UserInfo
+from pyocm.kube.status import FieldError
+
+Obj = dict[str, Any]
+FieldGetter = Callable[[Obj], str]
+
+STATUS = "status"
+
+
+def meta(obj: Obj) -> dict[str, Any]:
+    m = obj.get("metadata")
+    if not isinstance(m, dict):
+        m = {}
+        obj["metadata"] = m
+    return m
+
+
+def _name(obj: Obj) -> str:
+    return str(meta(obj).get("name") or "")
+
+
+def _namespace(obj: Obj) -> str:
+    return str(meta(obj).get("namespace") or "")
+
+
+BASE_FIELDS: Mapping[str, FieldGetter] = {"metadata.name": _name, "metadata.namespace": _namespace}
+
+
+@dataclass(frozen=True)
+class Context:
+    """The request a strategy is called for."""
+
+    user: UserInfo
+    namespace: str = ""
+    subresource: str = ""
+    dry_run: bool = False
+
+
+class Strategy:
+    """Default behaviour of a kind; built-in kinds and CRDs subclass or configure it.
+
+    ``subresources`` lists the subresources the kind serves through the generic store
+    (``status`` and any kind-specific ones such as ``approval`` or ``finalize``).
+    """
+
+    subresources: tuple[str, ...] = ()
+    #: PUT without metadata.resourceVersion is allowed (most built-ins) or refused (CRs).
+    allow_unconditional_update: bool = True
+    #: metadata.generation is set to 1 on create and bumped on spec changes.
+    tracks_generation: bool = True
+
+    def __init__(self) -> None:
+        self.fields: dict[str, FieldGetter] = {**BASE_FIELDS, **self.field_getters()}
+
+    # --- hooks a kind overrides -------------------------------------------------
+
+    def field_getters(self) -> Mapping[str, FieldGetter]:
+        """Field selectors beyond metadata.name and metadata.namespace."""
+        return {}
+
+    def prepare_for_create(self, obj: Obj, ctx: Context) -> None:
+        """Normalise a new object: drop the status when it has its own subresource."""
+        if STATUS in self.subresources:
+            obj.pop("status", None)
+
+    def prepare_for_update(self, obj: Obj, old: Obj, ctx: Context) -> None:
+        """Keep what this endpoint may not change. The default is the status split:
+        the main resource keeps the stored status, ``/status`` keeps everything else."""
+        if STATUS not in self.subresources:
+            return
+        if ctx.subresource == STATUS:
+            keep_all_but(obj, old, "status")
+        else:
+            copy_field(obj, old, "status")
+
+    def validate_create(self, obj: Obj, ctx: Context) -> list[FieldError]:
+        return []
+
+    def validate_update(self, obj: Obj, old: Obj, ctx: Context) -> list[FieldError]:
+        return []
+
+    def spec_of(self, obj: Obj) -> Any:
+        """The part of the object whose change bumps ``metadata.generation``."""
+        return {k: v for k, v in obj.items() if k not in ("metadata", "status", "apiVersion", "kind")}
+
+
+def copy_field(obj: Obj, old: Obj, name: str) -> None:
+    """Make ``obj[name]`` equal to ``old[name]`` (absent if absent)."""
+    if name in old:
+        obj[name] = copy.deepcopy(old[name])
+    else:
+        obj.pop(name, None)
+
+
+def keep_all_but(obj: Obj, old: Obj, name: str) -> None:
+    """Reset every top-level field but ``name`` (and managedFields) to the stored value,
+    the way a ``/status`` write ignores spec and metadata changes."""
+    new_value = obj.get(name, None)
+    has_new = name in obj
+    managed = meta(obj).get("managedFields")
+    rv = meta(obj).get("resourceVersion")
+    obj.clear()
+    obj.update(copy.deepcopy({k: v for k, v in old.items() if k != name}))
+    if has_new:
+        obj[name] = new_value
+    m = meta(obj)
+    if rv is not None:
+        m["resourceVersion"] = rv
+    if managed is not None:
+        m["managedFields"] = managed

@@ -1,0 +1,125 @@
+"""The storage contract every backend implements.
+
+The API server stores each object under one key (``/registry/<group>/<resource>/<ns>/<name>``)
+as opaque bytes. The store gives every successful write one revision taken from a single,
+global, strictly increasing counter that survives restarts; that revision is what clients
+see as ``metadata.resourceVersion``. Reads and watches only ever show committed (durable)
+writes, in revision order.
+
+A backend is done when ``tests/conformance/test_storage.py`` passes unchanged against it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
+from enum import Enum
+from typing import Protocol
+
+
+@dataclass(frozen=True, slots=True)
+class KeyValue:
+    """One live key.
+
+    ``create_revision`` is the revision of the write that created the key (it changes only
+    when the key is deleted and created again); ``mod_revision`` is the revision of the
+    last write to it.
+    """
+
+    key: str
+    value: bytes
+    create_revision: int
+    mod_revision: int
+
+
+class EventType(Enum):
+    PUT = "PUT"
+    DELETE = "DELETE"
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """One committed change.
+
+    For PUT, ``kv`` is the new state and ``prev`` the state before (None on create).
+    For DELETE, ``kv`` carries the deleted value with ``mod_revision`` set to the
+    revision of the delete, and ``prev`` the state just before the delete.
+    """
+
+    type: EventType
+    kv: KeyValue
+    prev: KeyValue | None
+
+    @property
+    def revision(self) -> int:
+        return self.kv.mod_revision
+
+
+CommitHook = Callable[[list[Event]], None]
+
+
+class Backend(Protocol):
+    """A revisioned key-value store with compare-and-swap and watch.
+
+    Every method is a coroutine function called on the server's event loop, except
+    ``current_revision`` and ``add_commit_hook`` which are plain methods. Errors are the
+    classes of :mod:`pyocm.apiserver.storage.errors`; a backend never lets a driver
+    exception escape.
+    """
+
+    async def start(self) -> None:
+        """Open the store, recover the state and the revision counter from disk."""
+
+    async def close(self) -> None:
+        """Stop accepting writes, wait for pending commits, end every open watch, close."""
+
+    def current_revision(self) -> int:
+        """The revision of the last committed write (0 for an empty, new store)."""
+
+    async def get(self, key: str) -> KeyValue | None:
+        """The committed value of ``key``, or None when it does not exist."""
+
+    async def list(self, prefix: str) -> tuple[int, list[KeyValue]]:
+        """Every live key starting with ``prefix``, sorted by key, and the revision the
+        snapshot was taken at (the current revision)."""
+
+    async def count(self, prefix: str) -> int:
+        """How many live keys start with ``prefix``."""
+
+    async def create(self, key: str, value: bytes) -> KeyValue:
+        """Store a new key. Raises ``KeyExists`` if the key is live.
+
+        Returns once the write is durable, with the assigned revision."""
+
+    async def update(self, key: str, value: bytes, *, expected_revision: int) -> KeyValue:
+        """Replace the value of ``key`` if its ``mod_revision`` is still
+        ``expected_revision``.
+
+        Raises ``KeyNotFound`` if the key is not live and ``Conflict`` (carrying the
+        current KeyValue) if it was modified since. Returns once durable."""
+
+    async def delete(self, key: str, *, expected_revision: int | None = None) -> KeyValue:
+        """Delete ``key``, optionally only if its ``mod_revision`` is ``expected_revision``.
+
+        Returns the deleted value with ``mod_revision`` set to the revision of the delete.
+        Raises ``KeyNotFound`` or ``Conflict`` like ``update``."""
+
+    def watch(self, prefix: str, *, after_revision: int) -> AsyncIterator[Event]:
+        """Every committed event for keys under ``prefix`` with a revision greater than
+        ``after_revision``, in revision order, without gaps, until the watch is closed.
+
+        Raises ``Compacted`` (on the first iteration) when ``after_revision`` is older than
+        the retained history, and ``FutureRevision`` when it is ahead of
+        ``current_revision()``. A watcher that falls too far behind the writers gets
+        ``Compacted`` in the middle of the stream instead of holding memory without bound.
+        ``after_revision`` equal to ``current_revision()`` means "only what comes next"."""
+
+    def oldest_revision(self) -> int:
+        """The oldest ``after_revision`` a new watch may still start from."""
+
+    def add_commit_hook(self, hook: CommitHook) -> None:
+        """Call ``hook`` synchronously on the event loop with every batch of committed
+        events, in revision order, before the writers of that batch are answered.
+
+        This lets in-process caches (RBAC, CRD routes) be current the moment a write is
+        acknowledged. A hook must be fast and must not raise."""
