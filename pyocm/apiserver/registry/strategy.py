@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from pyocm.apiserver.authentication.user import UserInfo
@@ -45,12 +45,19 @@ BASE_FIELDS: Mapping[str, FieldGetter] = {"metadata.name": _name, "metadata.name
 
 @dataclass(frozen=True)
 class Context:
-    """The request a strategy is called for."""
+    """The request a strategy is called for.
+
+    ``field_validation`` is the client's ``fieldValidation`` (Strict, Warn or Ignore);
+    strategies that find unknown fields append ``unknown field "path"`` texts to
+    ``warnings`` (the server turns them into an error or Warning headers).
+    """
 
     user: UserInfo
     namespace: str = ""
     subresource: str = ""
     dry_run: bool = False
+    field_validation: str = "Ignore"
+    warnings: list[str] = field(default_factory=list)
 
 
 class Strategy:
@@ -65,6 +72,8 @@ class Strategy:
     allow_unconditional_update: bool = True
     #: metadata.generation is set to 1 on create and bumped on spec changes.
     tracks_generation: bool = True
+    #: PUT of a missing object creates it (Kubernetes allows this for a few kinds).
+    allow_create_on_update: bool = False
 
     def __init__(self) -> None:
         self.fields: dict[str, FieldGetter] = {**BASE_FIELDS, **self.field_getters()}
@@ -93,8 +102,24 @@ class Strategy:
     def validate_create(self, obj: Obj, ctx: Context) -> list[FieldError]:
         return []
 
+    def prepare_for_delete(self, obj: Obj) -> bool:
+        """Called before a delete of ``obj``; may mutate it. True means the object must
+        stay (as terminating) even without metadata finalizers, as a Namespace with
+        ``spec.finalizers`` does."""
+        return False
+
+    def name_validator(self, name: str) -> list[str]:
+        """Problems with ``name`` for this kind; DNS-1123 subdomain by default."""
+        from pyocm.kube import names
+
+        return names.is_dns1123_subdomain(name)
+
     def validate_update(self, obj: Obj, old: Obj, ctx: Context) -> list[FieldError]:
         return []
+
+    def on_read(self, obj: Obj) -> None:
+        """Adjust a stored object as it is served (CRDs apply schema defaults here, so
+        objects stored before a default existed get it too)."""
 
     def spec_of(self, obj: Obj) -> Any:
         """The part of the object whose change bumps ``metadata.generation``."""

@@ -1,0 +1,3 @@
+from pyocm.cli.app import main
+
+main()

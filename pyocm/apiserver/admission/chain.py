@@ -1,0 +1,95 @@
+"""The in-process admission chain.
+
+Every write passes through it twice, as in kube-apiserver: mutating plugins after the
+strategy has prepared the object and before validation, validating plugins after
+validation and just before the write. Later features (OCM's ManagedCluster and
+ManagedClusterSetBinding rules) add plugins here without touching request handling.
+
+A plugin answers an objection by raising :class:`pyocm.kube.status.ApiError`
+(usually 403 Forbidden or 422 Invalid).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from pyocm.apiserver.registry.resources import ResourceInfo
+    from pyocm.apiserver.registry.strategy import Context
+
+Obj = dict[str, Any]
+
+
+class Operation(Enum):
+    CREATE = "CREATE"
+    UPDATE = "UPDATE"
+    DELETE = "DELETE"
+    CONNECT = "CONNECT"
+
+
+@dataclass(frozen=True)
+class Request:
+    """What a plugin sees: the operation, the resource, and the objects involved.
+
+    ``obj`` is the object about to be stored (None for DELETE); ``old`` the stored one
+    (None for CREATE). Mutating plugins may change ``obj`` in place.
+    """
+
+    operation: Operation
+    resource: ResourceInfo
+    ctx: Context
+    namespace: str
+    name: str
+    obj: Obj | None
+    old: Obj | None
+
+    @property
+    def subresource(self) -> str:
+        return self.ctx.subresource
+
+
+class Plugin(Protocol):
+    """One admission step. ``handles`` filters cheaply before the async calls."""
+
+    name: str
+
+    def handles(self, request: Request) -> bool: ...
+
+    async def mutate(self, request: Request) -> None: ...
+
+    async def validate(self, request: Request) -> None: ...
+
+
+class Chain:
+    def __init__(self, plugins: list[Plugin] | None = None) -> None:
+        self._plugins: list[Plugin] = list(plugins or [])
+
+    def add(self, plugin: Plugin) -> None:
+        self._plugins.append(plugin)
+
+    async def mutate(self, request: Request) -> None:
+        for plugin in self._plugins:
+            if plugin.handles(request):
+                await plugin.mutate(request)
+
+    async def validate(self, request: Request) -> None:
+        for plugin in self._plugins:
+            if plugin.handles(request):
+                await plugin.validate(request)
+
+
+class BasePlugin:
+    """Convenience base: a plugin overrides only the steps it needs."""
+
+    name = "base"
+
+    def handles(self, request: Request) -> bool:
+        return True
+
+    async def mutate(self, request: Request) -> None:
+        return None
+
+    async def validate(self, request: Request) -> None:
+        return None

@@ -1,0 +1,117 @@
+"""Serving custom resources: a Strategy and a ResourceInfo per served CRD version.
+
+The schema does the work: unknown fields are pruned (reported for ``fieldValidation``),
+defaults are applied on every write and every read, and the object is validated with
+every error reported by field path. Custom resources need ``metadata.resourceVersion``
+on update, and track ``metadata.generation``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pyocm.apiserver.apiextensions import defaulting, pruning, validation
+from pyocm.apiserver.apiextensions.schema import CompiledSchema
+from pyocm.apiserver.registry.resources import ALL_VERBS, ResourceInfo, SubresourceInfo
+from pyocm.apiserver.registry.strategy import STATUS, Context, Obj, Strategy
+from pyocm.kube.status import FieldError
+
+CRD_GROUP = "apiextensions.k8s.io"
+
+
+class CustomResourceStrategy(Strategy):
+    allow_unconditional_update = False
+    tracks_generation = True
+
+    def __init__(self, *, kind: str, schema: CompiledSchema | None, subresources: tuple[str, ...]) -> None:
+        self.subresources = subresources
+        self._kind = kind
+        self._schema = schema
+        super().__init__()
+
+    def prepare_for_create(self, obj: Obj, ctx: Context) -> None:
+        super().prepare_for_create(obj, ctx)
+        self._normalise(obj, ctx)
+
+    def prepare_for_update(self, obj: Obj, old: Obj, ctx: Context) -> None:
+        super().prepare_for_update(obj, old, ctx)
+        self._normalise(obj, ctx)
+
+    def _normalise(self, obj: Obj, ctx: Context) -> None:
+        if self._schema is None:
+            return
+        removed = pruning.prune(obj, self._schema)
+        ctx.warnings.extend(f'unknown field "{path}"' for path in removed)
+        defaulting.apply_defaults(obj, self._schema)
+
+    def validate_create(self, obj: Obj, ctx: Context) -> list[FieldError]:
+        return self._validate(obj)
+
+    def validate_update(self, obj: Obj, old: Obj, ctx: Context) -> list[FieldError]:
+        return self._validate(obj)
+
+    def _validate(self, obj: Obj) -> list[FieldError]:
+        if self._schema is None:
+            return []
+        return validation.validate(obj, self._schema, kind=self._kind)
+
+    def on_read(self, obj: Obj) -> None:
+        if self._schema is not None:
+            defaulting.apply_defaults(obj, self._schema)
+
+
+def resources_for(crd: Obj) -> list[ResourceInfo]:
+    """One ResourceInfo per served version of ``crd`` (all sharing one storage prefix)."""
+    spec = crd.get("spec") or {}
+    names = spec.get("names") or {}
+    group = str(spec.get("group") or "")
+    scope = spec.get("scope")
+    kind = str(names.get("kind") or "")
+    out = []
+    for version in spec.get("versions") or []:
+        if not version.get("served"):
+            continue
+        schema_doc = ((version.get("schema") or {}).get("openAPIV3Schema")) or None
+        compiled = CompiledSchema.from_openapi(schema_doc) if schema_doc else None
+        subs: list[SubresourceInfo] = []
+        sub_spec = version.get("subresources") or {}
+        if "status" in sub_spec:
+            subs.append(SubresourceInfo(name=STATUS))
+        if "scale" in sub_spec:
+            subs.append(SubresourceInfo(name="scale", kind="Scale", group="autoscaling", version="v1"))
+        strategy = CustomResourceStrategy(kind=kind, schema=compiled, subresources=tuple(s.name for s in subs if s.name == STATUS))
+        out.append(
+            ResourceInfo(
+                group=group,
+                version=str(version["name"]),
+                kind=kind,
+                plural=str(names.get("plural") or ""),
+                singular=str(names.get("singular") or kind.lower()),
+                namespaced=scope == "Namespaced",
+                strategy=strategy,
+                short_names=tuple(names.get("shortNames") or ()),
+                categories=tuple(names.get("categories") or ()),
+                verbs=ALL_VERBS,
+                subresources=tuple(s for s in subs if s.name == STATUS),
+                printer_columns=tuple(version.get("additionalPrinterColumns") or ()),
+            )
+        )
+    return out
+
+
+def established(crd: Obj) -> bool:
+    return any(
+        c.get("type") == "Established" and c.get("status") == "True"
+        for c in (crd.get("status") or {}).get("conditions") or []
+    )
+
+
+def storage_version(crd: Obj) -> str:
+    for version in (crd.get("spec") or {}).get("versions") or []:
+        if version.get("storage"):
+            return str(version.get("name"))
+    return ""
+
+
+def as_dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}

@@ -1,0 +1,75 @@
+"""Server configuration: one frozen object, validated once."""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+from dataclasses import dataclass, field
+from datetime import timedelta
+from pathlib import Path
+
+
+def default_data_dir() -> Path:
+    """``$PYOCM_DATA_DIR``, else ``$XDG_DATA_HOME/pyocm/hub``, else ``~/.local/share/pyocm/hub``."""
+    explicit = os.environ.get("PYOCM_DATA_DIR")
+    if explicit:
+        return Path(explicit)
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / "pyocm" / "hub"
+
+
+def parse_listen(value: str) -> tuple[str, int]:
+    """``HOST:PORT``, ``[v6]:PORT`` or ``:PORT``; port 0 picks a free port."""
+    host, sep, port = value.rpartition(":")
+    if not sep:
+        raise ValueError(f"--listen {value!r}: expected HOST:PORT")
+    host = host.strip("[]") or "127.0.0.1"
+    try:
+        number = int(port)
+    except ValueError:
+        raise ValueError(f"--listen {value!r}: port {port!r} is not a number") from None
+    if not 0 <= number <= 65535:
+        raise ValueError(f"--listen {value!r}: port must be between 0 and 65535")
+    return host, number
+
+
+def is_ip(host: str) -> bool:
+    try:
+        ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return True
+
+
+@dataclass(frozen=True)
+class ServerConfig:
+    data_dir: Path
+    host: str = "127.0.0.1"
+    port: int = 6443
+    #: Storage URL; empty means SQLite in the data directory.
+    storage: str = ""
+    #: SQLite durability: FULL (every acknowledged write survives power loss) or NORMAL.
+    sqlite_synchronous: str = "FULL"
+    #: Longest certificate the CSR signer issues (kube-controller-manager's
+    #: --cluster-signing-duration).
+    cluster_signing_duration: timedelta = timedelta(days=365)
+    #: Extra names or addresses for the serving certificate.
+    extra_sans: tuple[str, ...] = ()
+    #: The Kubernetes version reported by /version. 1.30 makes the kubectl dispatcher on
+    #: this machine pick a JSON-speaking kubectl until protobuf bodies are supported.
+    kube_version: str = "v1.30.0"
+    #: How often the CSR cleaner runs.
+    csr_cleanup_interval: timedelta = timedelta(hours=1)
+    feature_gates: dict[str, bool] = field(default_factory=dict)
+
+    @property
+    def storage_url(self) -> str:
+        return self.storage or f"sqlite:///{self.data_dir / 'state.db'}"
+
+    @property
+    def pki_dir(self) -> Path:
+        return self.data_dir / "pki"
+
+    @property
+    def admin_kubeconfig(self) -> Path:
+        return self.data_dir / "admin.kubeconfig"

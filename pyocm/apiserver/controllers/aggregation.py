@@ -1,0 +1,41 @@
+"""ClusterRole aggregation: roles with ``aggregationRule`` get the union of the rules of
+the ClusterRoles their selectors match, kept current as those change."""
+
+from __future__ import annotations
+
+from pyocm.apiserver.authorization import aggregation
+from pyocm.apiserver.controllers.base import SYSTEM, KeyedLoop
+from pyocm.apiserver.registry.strategy import Context
+from pyocm.apiserver.state import ServerState
+from pyocm.apiserver.storage.interface import Event
+
+
+class AggregationController:
+    def __init__(self, state: ServerState) -> None:
+        self._state = state
+        info = state.catalog.get("rbac.authorization.k8s.io", "v1", "clusterroles")
+        assert info is not None
+        self._info = info
+        self._prefix = info.key_prefix()
+        self.loop = KeyedLoop("clusterrole-aggregation", self._reconcile)
+
+    async def start(self) -> None:
+        self._state.store.backend.add_commit_hook(self._on_commit)
+        self.loop.start()
+        self.loop.add("all")
+
+    def _on_commit(self, events: list[Event]) -> None:
+        if any(e.kv.key.startswith(self._prefix) for e in events):
+            self.loop.add("all")
+
+    async def _reconcile(self, _: str) -> float | None:
+        _, roles = await self._state.store.list(self._info, namespace="")
+        wanted = aggregation.aggregate(roles)
+        by_name = {r["metadata"]["name"]: r for r in roles}
+        for name, rules in wanted.items():
+            role = by_name.get(name)
+            if role is None or (role.get("rules") or []) == rules:
+                continue
+            role["rules"] = rules
+            await self._state.store.update(self._info, name=name, obj=role, ctx=Context(user=SYSTEM))
+        return None

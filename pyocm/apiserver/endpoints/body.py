@@ -1,0 +1,52 @@
+"""Reading the object a write sends, with the checks every write shares."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from aiohttp import web
+
+from pyocm.apiserver.endpoints import negotiation
+from pyocm.apiserver.registry.strategy import Context
+from pyocm.kube import status
+
+if TYPE_CHECKING:
+    from pyocm.apiserver.registry.resources import ResourceInfo
+
+Obj = dict[str, Any]
+
+
+async def read_object(request: web.Request, info: ResourceInfo, *, kind: str = "", group_version: str = "") -> Obj:
+    """The body as an object of ``info``'s kind (or the given kind for subresources
+    with their own kind). Missing apiVersion/kind are filled in; wrong ones are refused."""
+    raw = await negotiation.read_body(request)
+    obj = negotiation.decode_object(raw, request.headers.get("Content-Type", ""))
+    return check_object(obj, kind=kind or info.kind, group_version=group_version or info.group_version)
+
+
+def check_object(obj: Any, *, kind: str, group_version: str) -> Obj:
+    if not isinstance(obj, dict):
+        raise status.bad_request(f"the body of the request must be a JSON object of kind {kind}, got {type(obj).__name__}")
+    body_version = obj.get("apiVersion")
+    body_kind = obj.get("kind")
+    if body_version and body_version != group_version:
+        raise status.bad_request(
+            f"the API version in the data ({body_version}) does not match the expected API version ({group_version})"
+        )
+    if body_kind and body_kind != kind:
+        raise status.bad_request(f"the kind in the data ({body_kind}) does not match the expected kind ({kind})")
+    metadata = obj.get("metadata")
+    if metadata is not None and not isinstance(metadata, dict):
+        raise status.bad_request("metadata: the value must be an object")
+    obj["apiVersion"] = group_version
+    obj["kind"] = kind
+    obj.setdefault("metadata", {})
+    return obj
+
+
+def warning_headers(ctx: Context) -> dict[str, str]:
+    """Unknown fields found with ``fieldValidation=Strict`` are an error; with ``Warn``
+    they come back as ``Warning`` headers; ``Ignore`` drops them silently."""
+    if ctx.warnings and ctx.field_validation == "Warn":
+        return {"Warning": ", ".join(f'299 - "{w}"' for w in ctx.warnings)}
+    return {}

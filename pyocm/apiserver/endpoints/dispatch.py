@@ -1,0 +1,99 @@
+"""The request path: request info → authentication → authorization → endpoint.
+
+One catch-all aiohttp handler does the routing itself, because resources come and go
+with CustomResourceDefinitions. Bodies are read only after authentication and
+authorization have passed, as kube-apiserver does. Every failure leaves as a ``Status``
+rendered by :mod:`pyocm.apiserver.endpoints.responses`; an unexpected exception is
+logged here and answered as 500 InternalError without a traceback.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from aiohttp import web
+
+from pyocm.apiserver.authentication import user as users
+from pyocm.apiserver.authorization import authorizer
+from pyocm.apiserver.authorization.attributes import Attributes
+from pyocm.apiserver.endpoints import discovery, nonresource, requestinfo, resources, responses
+from pyocm.apiserver.state import STATE, ServerState
+from pyocm.kube import status
+
+log = logging.getLogger("pyocm.apiserver")
+
+#: Served to anyone, even without credentials (kube's system:public-info-viewer).
+PUBLIC_PATHS = frozenset({"/healthz", "/livez", "/readyz", "/version", "/version/"})
+
+
+async def handle(request: web.Request) -> web.StreamResponse:
+    state = request.app[STATE]
+    try:
+        return await _handle(request, state)
+    except status.ApiError as err:
+        return responses.error_response(err)
+    except web.HTTPException:
+        raise
+    except Exception:
+        log.exception("unexpected error serving %s %s", request.method, request.path)
+        return responses.error_response(status.internal("an unexpected error occurred; see the server log"))
+
+
+async def _handle(request: web.Request, state: ServerState) -> web.StreamResponse:
+    path = request.path
+    if len(path) > 1 and path.endswith("/"):
+        path = path.rstrip("/")
+    info = requestinfo.parse(request.method, path, request.query)
+    user = await state.authenticator.authenticate(
+        peercert=request.transport.get_extra_info("peercert") if request.transport else None,
+        authorization=request.headers.get("Authorization"),
+    )
+    if user is None:
+        if path.split("?")[0] in PUBLIC_PATHS or path.startswith(("/livez/", "/readyz/", "/healthz/")):
+            return await nonresource.serve(request, state, info)
+        raise status.unauthorized()
+    _authorize(state, user, info)
+    if not info.resource_request:
+        if discovery.handles(path):
+            return await discovery.serve(request, state, path)
+        return await nonresource.serve(request, state, info)
+    return await resources.serve(request, state, info, user)
+
+
+def _authorize(state: ServerState, user: users.UserInfo, info: requestinfo.RequestInfo) -> None:
+    attrs = attributes_for(user, info)
+    decision = authorizer.authorize(state.rbac, attrs)
+    if not decision.allowed:
+        raise forbidden(attrs)
+
+
+def attributes_for(user: users.UserInfo, info: requestinfo.RequestInfo) -> Attributes:
+    if not info.resource_request:
+        return Attributes(user=user, verb=info.verb, resource_request=False, path=info.path)
+    namespace = info.namespace
+    if info.resource == "namespaces" and not info.api_group and info.name:
+        namespace = info.name
+    return Attributes(
+        user=user,
+        verb=info.verb,
+        resource_request=True,
+        api_group=info.api_group,
+        api_version=info.api_version,
+        resource=info.resource,
+        subresource=info.subresource,
+        namespace=namespace,
+        name=info.name,
+    )
+
+
+def forbidden(attrs: Attributes) -> status.ApiError:
+    if not attrs.resource_request:
+        return status.forbidden_error(message=f"forbidden: {attrs.describe()}")
+    qualified = status.qualified(attrs.resource, attrs.api_group)
+    subject = f'{qualified} "{attrs.name}"' if attrs.name else qualified
+    return status.forbidden_error(
+        message=f"{subject} is forbidden: {attrs.describe()}",
+        resource=attrs.resource,
+        group=attrs.api_group,
+        name=attrs.name,
+    )

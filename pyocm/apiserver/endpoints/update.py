@@ -1,0 +1,21 @@
+"""PUT: replace an object (or one of its subresources)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from aiohttp import web
+
+from pyocm.apiserver.endpoints import body, options, responses
+from pyocm.apiserver.state import ServerState
+
+if TYPE_CHECKING:
+    from pyocm.apiserver.endpoints.resources import Target
+
+
+async def serve(request: web.Request, state: ServerState, target: Target) -> web.Response:
+    obj = await body.read_object(request, target.info)
+    opts = options.write_options(request.query)
+    ctx = target.context(dry_run=opts.dry_run, field_validation=opts.field_validation)
+    stored, created = await state.store.update(target.info, name=target.name, obj=obj, ctx=ctx)
+    return responses.json_response(stored, code=201 if created else 200, headers=body.warning_headers(ctx) or None)

@@ -1,0 +1,122 @@
+"""Watch: a chunked stream of newline-delimited JSON events.
+
+Bookmarks are sent every ``BOOKMARK_INTERVAL`` seconds when the client allows them (kopf
+reconnects a watch that is silent for 70 s; client-go uses them to advance its
+resourceVersion). The stream ends cleanly at ``timeoutSeconds``, when the client goes
+away, or when the server shuts down.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING
+
+import orjson
+from aiohttp import web
+
+from pyocm.apiserver.endpoints import negotiation, options, responses
+from pyocm.apiserver.registry import watch as watching
+from pyocm.apiserver.state import ServerState
+
+if TYPE_CHECKING:
+    from pyocm.apiserver.endpoints.resources import Target
+
+BOOKMARK_INTERVAL = 30.0
+#: Without timeoutSeconds a watch still ends eventually, like kube-apiserver's
+#: --min-request-timeout spread (clients re-watch from their last resourceVersion).
+DEFAULT_TIMEOUT = 1800
+
+
+async def serve(request: web.Request, state: ServerState, target: Target) -> web.StreamResponse:
+    opts = options.list_options(request.query, target.info, watch=True)
+    wreq = watching.WatchRequest(
+        info=target.info,
+        namespace=target.namespace,
+        labels=opts.labels,
+        fields=opts.fields,
+        resource_version=opts.resource_version,
+        send_initial_events=opts.send_initial_events,
+    )
+    after = await watching.start_revision(state.store, wreq)
+    accept = negotiation.parse_accept(request.headers.get("Accept"))
+    response = web.StreamResponse(status=200, headers={"Content-Type": "application/json"})
+    response.enable_chunked_encoding()
+    await response.prepare(request)
+    timeout = opts.timeout_seconds if opts.timeout_seconds is not None else DEFAULT_TIMEOUT
+    events = watching.stream(state.store, wreq, after=after)
+    try:
+        await _pump(response, state, target, events, timeout=timeout, bookmarks=opts.allow_bookmarks, accept=accept)
+    except (ConnectionResetError, asyncio.CancelledError):
+        pass
+    finally:
+        await _close(events)
+    with contextlib.suppress(ConnectionResetError, RuntimeError):
+        await response.write_eof()
+    return response
+
+
+async def _pump(
+    response: web.StreamResponse,
+    state: ServerState,
+    target: Target,
+    events: AsyncIterator[watching.WatchEvent],
+    *,
+    timeout: int,
+    bookmarks: bool,
+    accept: negotiation.Accept,
+) -> None:
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout if timeout > 0 else None
+    last_revision = str(state.store.backend.current_revision())
+    stopping = asyncio.ensure_future(state.stopping.wait())
+    next_event: asyncio.Future[watching.WatchEvent] | None = None
+    try:
+        while True:
+            if next_event is None:
+                next_event = asyncio.ensure_future(anext(events))
+            wait = BOOKMARK_INTERVAL
+            if deadline is not None:
+                wait = min(wait, deadline - loop.time())
+                if wait <= 0:
+                    return
+            done, _ = await asyncio.wait({next_event, stopping}, timeout=wait, return_when=asyncio.FIRST_COMPLETED)
+            if stopping in done:
+                return
+            if next_event not in done:
+                if bookmarks and (deadline is None or loop.time() < deadline):
+                    mark = watching.bookmark(target.info, int(last_revision))
+                    await response.write(_line("BOOKMARK", mark))
+                continue
+            try:
+                event = next_event.result()
+            except StopAsyncIteration:
+                return
+            next_event = None
+            if event.type == "BOOKMARK" and not bookmarks and "annotations" not in event.object.get("metadata", {}):
+                continue
+            obj = event.object if event.type in ("ERROR", "BOOKMARK") else responses.shape_object(event.object, accept)
+            rv = event.object.get("metadata", {}).get("resourceVersion")
+            if rv and event.type != "ERROR":
+                last_revision = rv
+            await response.write(_line(event.type, obj))
+            if event.type == "ERROR":
+                return
+    finally:
+        stopping.cancel()
+        if next_event is not None:
+            next_event.cancel()
+            with contextlib.suppress(BaseException):
+                await next_event
+
+
+def _line(kind: str, obj: object) -> bytes:
+    return orjson.dumps({"type": kind, "object": obj}) + b"\n"
+
+
+async def _close(events: AsyncIterator[watching.WatchEvent]) -> None:
+    aclose = getattr(events, "aclose", None)
+    if aclose is not None:
+        with contextlib.suppress(BaseException):
+            await aclose()

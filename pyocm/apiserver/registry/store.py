@@ -1,0 +1,369 @@
+"""The generic REST store: the Kubernetes object semantics shared by every kind.
+
+Per request it runs, in this order (as kube-apiserver's generic registry does):
+strategy ``prepare_*`` → mutating admission → ObjectMeta and strategy validation →
+validating admission → one compare-and-swap write. It owns generateName, uid,
+timestamps, generation, resourceVersion preconditions, the status-subresource split
+(through the strategy), finalizers and graceful deletion, and dry-run. Storage errors
+are translated to API errors in :mod:`pyocm.apiserver.registry.errors` only.
+"""
+
+from __future__ import annotations
+
+import copy
+import uuid
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from pyocm.apiserver.admission.chain import Chain, Operation, Request
+from pyocm.apiserver.registry import codec, errors
+from pyocm.apiserver.registry.resources import ResourceInfo
+from pyocm.apiserver.registry.strategy import Context, meta
+from pyocm.apiserver.storage import errors as storage_errors
+from pyocm.apiserver.storage.interface import Backend, KeyValue
+from pyocm.kube import names, objectmeta, status, timefmt
+from pyocm.kube.selectors import FieldSelector, LabelSelector
+
+Obj = dict[str, Any]
+Mutator = Callable[[Obj], Awaitable[Obj] | Obj]
+
+#: Set by the server on create, never taken from the client.
+_SERVER_SET = ("uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "selfLink")
+_GENERATE_NAME_TRIES = 8
+_UPDATE_TRIES = 16
+
+
+@dataclass(frozen=True)
+class DeleteOptions:
+    uid: str = ""
+    resource_version: str = ""
+    propagation_policy: str = ""
+    orphan_dependents: bool | None = None
+    dry_run: bool = False
+
+
+@dataclass(frozen=True)
+class DeleteResult:
+    obj: Obj
+    deleted: bool
+
+
+class Store:
+    def __init__(self, *, backend: Backend, admission: Chain) -> None:
+        self.backend = backend
+        self.admission = admission
+
+    # --- reads -------------------------------------------------------------------
+
+    async def get(self, info: ResourceInfo, *, namespace: str, name: str) -> Obj:
+        kv = await self.backend.get(info.key(namespace=namespace, name=name))
+        if kv is None:
+            raise status.not_found(resource=info.plural, group=info.group, name=name)
+        return self.present(info, codec.decode(kv))
+
+    async def get_kv(self, info: ResourceInfo, *, namespace: str, name: str) -> KeyValue | None:
+        return await self.backend.get(info.key(namespace=namespace, name=name))
+
+    async def list(
+        self,
+        info: ResourceInfo,
+        *,
+        namespace: str,
+        labels: LabelSelector | None = None,
+        fields: FieldSelector | None = None,
+    ) -> tuple[int, list[Obj]]:
+        revision, kvs = await self.backend.list(info.key_prefix(namespace))
+        items = []
+        for kv in kvs:
+            obj = codec.decode(kv)
+            if self.matches(info, obj, labels=labels, fields=fields):
+                items.append(self.present(info, obj))
+        return revision, items
+
+    def matches(
+        self, info: ResourceInfo, obj: Obj, *, labels: LabelSelector | None, fields: FieldSelector | None
+    ) -> bool:
+        if labels is not None and not labels.empty and not labels.matches(meta(obj).get("labels") or {}):
+            return False
+        if fields is not None and not fields.empty:
+            getters = info.strategy.fields
+            return fields.matches(lambda f: getters[f](obj) if f in getters else None)
+        return True
+
+    def present(self, info: ResourceInfo, obj: Obj) -> Obj:
+        """The object as served at ``info``'s version (stored objects of another served
+        version of the same kind differ only in apiVersion)."""
+        obj["apiVersion"] = info.group_version
+        obj["kind"] = info.kind
+        info.strategy.on_read(obj)
+        return obj
+
+    # --- create ------------------------------------------------------------------
+
+    async def create(self, info: ResourceInfo, obj: Obj, ctx: Context) -> Obj:
+        m = meta(obj)
+        self._check_namespace(info, m, ctx.namespace)
+        if m.get("resourceVersion"):
+            raise status.bad_request("resourceVersion should not be set on objects to be created")
+        generate = not m.get("name") and bool(m.get("generateName"))
+        for _ in range(_GENERATE_NAME_TRIES if generate else 1):
+            candidate = copy.deepcopy(obj)
+            if generate:
+                meta(candidate)["name"] = names.generate_name(str(m["generateName"]))
+            try:
+                return await self._create_once(info, candidate, ctx)
+            except status.ApiError as err:
+                if not (generate and err.reason == "AlreadyExists"):
+                    raise
+        raise status.ApiError(
+            code=504,
+            reason="AlreadyExists",
+            message=f"{status.qualified(info.plural, info.group)} could not find a free name for generateName {m['generateName']!r}",
+        )
+
+    async def _create_once(self, info: ResourceInfo, obj: Obj, ctx: Context) -> Obj:
+        m = meta(obj)
+        for field in _SERVER_SET:
+            m.pop(field, None)
+        m.pop("managedFields", None)
+        m["uid"] = str(uuid.uuid4())
+        m["creationTimestamp"] = timefmt.now_rfc3339()
+        if info.strategy.tracks_generation:
+            m["generation"] = 1
+        else:
+            m.pop("generation", None)
+        info.strategy.prepare_for_create(obj, ctx)
+        name = str(m.get("name") or "")
+        request = Request(Operation.CREATE, info, ctx, ctx.namespace, name, obj, None)
+        await self.admission.mutate(request)
+        self._validate(info, obj, ctx, errors_=self._create_errors(info, obj, ctx))
+        await self.admission.validate(request)
+        if ctx.dry_run:
+            return self.present(info, obj)
+        try:
+            kv = await self.backend.create(info.key(namespace=ctx.namespace, name=name), codec.encode(obj))
+        except storage_errors.StorageError as err:
+            raise errors.translate(err, info, name) from None
+        return self.present(info, codec.decode_at(kv.value, kv.mod_revision))
+
+    def _create_errors(self, info: ResourceInfo, obj: Obj, ctx: Context) -> list[status.FieldError]:
+        errs = objectmeta.validate_object_meta(
+            meta(obj), namespaced=info.namespaced, name_validator=info.strategy.name_validator
+        )
+        return errs + info.strategy.validate_create(obj, ctx)
+
+    def _validate(self, info: ResourceInfo, obj: Obj, ctx: Context, *, errors_: list[status.FieldError]) -> None:
+        if ctx.field_validation == "Strict" and ctx.warnings:
+            raise status.bad_request("strict decoding error: " + ", ".join(ctx.warnings))
+        if errors_:
+            name = str(meta(obj).get("name") or meta(obj).get("generateName") or "")
+            raise status.invalid_object(kind=info.kind, group=info.group, name=name, errors=errors_)
+
+    def _check_namespace(self, info: ResourceInfo, m: dict[str, Any], namespace: str) -> None:
+        body_ns = m.get("namespace") or ""
+        if not info.namespaced:
+            m.pop("namespace", None)
+            return
+        if body_ns and body_ns != namespace:
+            raise status.bad_request("the namespace of the provided object does not match the namespace sent on the request")
+        m["namespace"] = namespace
+
+    # --- update ------------------------------------------------------------------
+
+    async def update(self, info: ResourceInfo, *, name: str, obj: Obj, ctx: Context) -> tuple[Obj, bool]:
+        """PUT semantics. Returns the stored object and whether it was created."""
+        m = meta(obj)
+        self._check_namespace(info, m, ctx.namespace)
+        if m.get("name") and m["name"] != name:
+            raise status.bad_request(f"the name of the object ({m['name']}) does not match the name on the URL ({name})")
+        m["name"] = name
+        wanted_rv = str(m.get("resourceVersion") or "")
+        for _ in range(_UPDATE_TRIES):
+            kv = await self.get_kv(info, namespace=ctx.namespace, name=name)
+            if kv is None:
+                if info.strategy.allow_create_on_update and not ctx.subresource:
+                    m.pop("resourceVersion", None)
+                    try:
+                        return await self._create_once(info, copy.deepcopy(obj), ctx), True
+                    except status.ApiError as err:
+                        if err.reason == "AlreadyExists":
+                            continue
+                        raise
+                raise status.not_found(resource=info.plural, group=info.group, name=name)
+            if wanted_rv and wanted_rv != str(kv.mod_revision):
+                raise status.conflict(resource=info.plural, group=info.group, name=name)
+            if not wanted_rv and not info.strategy.allow_unconditional_update:
+                raise status.invalid_object(
+                    kind=info.kind, group=info.group, name=name,
+                    errors=[status.invalid("metadata.resourceVersion", 0, "must be specified for an update")],
+                )
+            try:
+                return await self._update_once(info, kv, copy.deepcopy(obj), ctx), False
+            except storage_errors.Conflict:
+                if wanted_rv:
+                    raise status.conflict(resource=info.plural, group=info.group, name=name) from None
+        raise status.conflict(resource=info.plural, group=info.group, name=name, detail="too many concurrent writers")
+
+    async def guaranteed_update(self, info: ResourceInfo, *, name: str, ctx: Context, mutate: Mutator) -> Obj:
+        """Read, apply ``mutate`` to a copy, write; retried on concurrent modification.
+
+        ``mutate`` (a patch) may set ``metadata.resourceVersion`` or ``metadata.uid``; a
+        value that differs from the stored one is a real conflict (409), as the OCM
+        patcher relies on."""
+        for _ in range(_UPDATE_TRIES):
+            kv = await self.get_kv(info, namespace=ctx.namespace, name=name)
+            if kv is None:
+                raise status.not_found(resource=info.plural, group=info.group, name=name)
+            current = self.present(info, codec.decode(kv))
+            result = mutate(copy.deepcopy(current))
+            new = await result if not isinstance(result, dict) else result
+            m = meta(new)
+            pinned_rv = str(m.get("resourceVersion") or "")
+            if pinned_rv and pinned_rv != str(kv.mod_revision):
+                raise status.conflict(resource=info.plural, group=info.group, name=name)
+            if m.get("uid") and m["uid"] != meta(current).get("uid"):
+                raise status.conflict(
+                    resource=info.plural, group=info.group, name=name,
+                    detail=f"Precondition failed: UID in precondition: {m['uid']}, UID in object meta: {meta(current).get('uid')}",
+                )
+            if m.get("name", name) != name:
+                raise status.bad_request(f"the name of the object ({m.get('name')}) does not match the name on the URL ({name})")
+            try:
+                return await self._update_once(info, kv, new, ctx)
+            except storage_errors.Conflict:
+                continue
+        raise status.conflict(resource=info.plural, group=info.group, name=name, detail="too many concurrent writers")
+
+    async def _update_once(self, info: ResourceInfo, kv: KeyValue, obj: Obj, ctx: Context) -> Obj:
+        old = self.present(info, codec.decode(kv))
+        name = str(meta(old)["name"])
+        self._carry_server_fields(obj, old)
+        info.strategy.prepare_for_update(obj, old, ctx)
+        self._bump_generation(info, obj, old)
+        request = Request(Operation.UPDATE, info, ctx, ctx.namespace, name, obj, old)
+        await self.admission.mutate(request)
+        errs = objectmeta.validate_object_meta_update(meta(obj), meta(old))
+        errs += objectmeta.validate_object_meta(meta(obj), namespaced=info.namespaced, name_validator=info.strategy.name_validator)
+        errs += self._finalizer_errors(obj, old)
+        self._validate(info, obj, ctx, errors_=errs + info.strategy.validate_update(obj, old, ctx))
+        await self.admission.validate(request)
+        if codec.encode(obj) == codec.encode(old):
+            return old
+        if ctx.dry_run:
+            return self.present(info, obj)
+        key = info.key(namespace=ctx.namespace, name=name)
+        m = meta(obj)
+        try:
+            if m.get("deletionTimestamp") and not m.get("finalizers") and not info.strategy.prepare_for_delete(copy.deepcopy(obj)):
+                deleted = await self.backend.delete(key, expected_revision=kv.mod_revision)
+                return self.present(info, codec.decode_at(codec.encode(obj), deleted.mod_revision))
+            new_kv = await self.backend.update(key, codec.encode(obj), expected_revision=kv.mod_revision)
+        except storage_errors.Conflict:
+            raise
+        except storage_errors.StorageError as err:
+            raise errors.translate(err, info, name) from None
+        return self.present(info, codec.decode_at(new_kv.value, new_kv.mod_revision))
+
+    def _carry_server_fields(self, obj: Obj, old: Obj) -> None:
+        """Fields clients cannot set through an update keep their stored values."""
+        m, old_m = meta(obj), meta(old)
+        for field in ("uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "generation"):
+            if field in old_m:
+                if field == "uid" and m.get("uid") and m["uid"] != old_m["uid"]:
+                    raise status.conflict(
+                        resource="", group="", name=str(old_m.get("name")),
+                        detail=f"Precondition failed: UID in precondition: {m['uid']}, UID in object meta: {old_m['uid']}",
+                    )
+                m[field] = old_m[field]
+            else:
+                m.pop(field, None)
+        m.pop("selfLink", None)
+        m.pop("managedFields", None)
+        if "managedFields" in old_m:
+            m["managedFields"] = old_m["managedFields"]
+
+    def _bump_generation(self, info: ResourceInfo, obj: Obj, old: Obj) -> None:
+        if not info.strategy.tracks_generation:
+            return
+        if info.strategy.spec_of(obj) != info.strategy.spec_of(old):
+            meta(obj)["generation"] = int(meta(old).get("generation") or 0) + 1
+
+    def _finalizer_errors(self, obj: Obj, old: Obj) -> list[status.FieldError]:
+        if not meta(old).get("deletionTimestamp"):
+            return []
+        added = [f for f in meta(obj).get("finalizers") or [] if f not in (meta(old).get("finalizers") or [])]
+        if not added:
+            return []
+        rendered = "[]string{" + ", ".join(f'"{f}"' for f in added) + "}"
+        return [status.forbidden("metadata.finalizers", f"no new finalizers can be added if the object is being deleted, found new finalizers {rendered}")]
+
+    # --- delete ------------------------------------------------------------------
+
+    async def delete(self, info: ResourceInfo, *, name: str, ctx: Context, options: DeleteOptions) -> DeleteResult:
+        for _ in range(_UPDATE_TRIES):
+            kv = await self.get_kv(info, namespace=ctx.namespace, name=name)
+            if kv is None:
+                raise status.not_found(resource=info.plural, group=info.group, name=name)
+            obj = self.present(info, codec.decode(kv))
+            self._check_preconditions(info, obj, options)
+            request = Request(Operation.DELETE, info, ctx, ctx.namespace, name, None, obj)
+            await self.admission.validate(request)
+            try:
+                return await self._delete_once(info, kv, obj, ctx, options)
+            except storage_errors.Conflict:
+                continue
+        raise status.conflict(resource=info.plural, group=info.group, name=name, detail="too many concurrent writers")
+
+    def _check_preconditions(self, info: ResourceInfo, obj: Obj, options: DeleteOptions) -> None:
+        m = meta(obj)
+        if options.uid and options.uid != m.get("uid"):
+            raise status.conflict(
+                resource=info.plural, group=info.group, name=str(m.get("name")),
+                detail=f"Precondition failed: UID in precondition: {options.uid}, UID in object meta: {m.get('uid')}",
+            )
+        if options.resource_version and options.resource_version != m.get("resourceVersion"):
+            raise status.conflict(
+                resource=info.plural, group=info.group, name=str(m.get("name")),
+                detail=f"Precondition failed: ResourceVersion in precondition: {options.resource_version}, "
+                f"ResourceVersion in object meta: {m.get('resourceVersion')}",
+            )
+
+    async def _delete_once(
+        self, info: ResourceInfo, kv: KeyValue, obj: Obj, ctx: Context, options: DeleteOptions
+    ) -> DeleteResult:
+        new = copy.deepcopy(obj)
+        m = meta(new)
+        finalizers = list(m.get("finalizers") or [])
+        policy = options.propagation_policy or ("Orphan" if options.orphan_dependents else "")
+        extra = {"Orphan": "orphan", "Foreground": "foregroundDeletion"}.get(policy)
+        if extra and extra not in finalizers and not m.get("deletionTimestamp"):
+            finalizers.append(extra)
+        keep = info.strategy.prepare_for_delete(new)
+        key = info.key(namespace=ctx.namespace, name=str(m["name"]))
+        if not finalizers and not keep:
+            if ctx.dry_run:
+                return DeleteResult(obj, True)
+            try:
+                await self.backend.delete(key, expected_revision=kv.mod_revision)
+            except storage_errors.Conflict:
+                raise
+            except storage_errors.StorageError as err:
+                raise errors.translate(err, info, str(m["name"])) from None
+            return DeleteResult(obj, True)
+        if finalizers:
+            m["finalizers"] = finalizers
+        if not m.get("deletionTimestamp"):
+            m["deletionTimestamp"] = timefmt.now_rfc3339()
+            m["deletionGracePeriodSeconds"] = 0
+            if m.get("generation"):
+                m["generation"] = int(m["generation"]) + 1
+        if codec.encode(new) == codec.encode(obj) or ctx.dry_run:
+            return DeleteResult(new, False)
+        try:
+            new_kv = await self.backend.update(key, codec.encode(new), expected_revision=kv.mod_revision)
+        except storage_errors.Conflict:
+            raise
+        except storage_errors.StorageError as err:
+            raise errors.translate(err, info, str(m["name"])) from None
+        return DeleteResult(self.present(info, codec.decode_at(new_kv.value, new_kv.mod_revision)), False)

@@ -1,0 +1,123 @@
+"""Watch semantics over the storage event stream.
+
+Turns storage events for a resource prefix into Kubernetes watch events for one client:
+selectors applied with transitions (an object that starts matching arrives as ADDED,
+one that stops matching as DELETED), the resourceVersion rules ("" and "0" start with
+the current state as ADDED events; "N" replays what followed N), and the WatchList
+handshake (``sendInitialEvents``) ending the initial state with a bookmark annotated
+``k8s.io/initial-events-end``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Any
+
+from pyocm.apiserver.registry import codec, errors
+from pyocm.apiserver.registry.resources import ResourceInfo
+from pyocm.apiserver.registry.store import Store
+from pyocm.apiserver.storage import errors as storage_errors
+from pyocm.apiserver.storage.interface import Event, EventType
+from pyocm.kube import status
+from pyocm.kube.selectors import FieldSelector, LabelSelector
+
+Obj = dict[str, Any]
+INITIAL_EVENTS_END = "k8s.io/initial-events-end"
+#: How long a watch from a future revision waits for the store to catch up (as the
+#: watch cache does) before answering 504 ResourceVersionTooLarge.
+FUTURE_WAIT_SECONDS = 3.0
+
+
+@dataclass(frozen=True)
+class WatchEvent:
+    type: str
+    object: Obj
+
+
+@dataclass(frozen=True)
+class WatchRequest:
+    info: ResourceInfo
+    namespace: str
+    labels: LabelSelector | None
+    fields: FieldSelector | None
+    resource_version: str
+    send_initial_events: bool
+
+
+async def start_revision(store: Store, request: WatchRequest) -> int:
+    """Validate the requested resourceVersion before the stream starts (errors here are
+    HTTP errors, errors later are ERROR events)."""
+    rv = request.resource_version
+    if rv in ("", "0"):
+        return -1
+    try:
+        wanted = int(rv)
+    except ValueError:
+        raise status.bad_request(f'resourceVersion: Invalid value: "{rv}": must be a non-negative integer') from None
+    if wanted < 0:
+        raise status.bad_request(f'resourceVersion: Invalid value: "{rv}": must be a non-negative integer')
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + FUTURE_WAIT_SECONDS
+    while wanted > store.backend.current_revision():
+        if loop.time() >= deadline:
+            raise errors.translate(
+                storage_errors.FutureRevision(requested=wanted, current=store.backend.current_revision()),
+                request.info,
+                "",
+            )
+        await asyncio.sleep(0.05)
+    return wanted
+
+
+async def stream(store: Store, request: WatchRequest, *, after: int) -> AsyncIterator[WatchEvent]:
+    """The events of one watch. ``after`` comes from :func:`start_revision` (-1: start
+    with the current state)."""
+    info = request.info
+    if after < 0 or request.send_initial_events:
+        revision, items = await store.list(info, namespace=request.namespace, labels=request.labels, fields=request.fields)
+        for obj in items:
+            yield WatchEvent("ADDED", obj)
+        if request.send_initial_events:
+            yield WatchEvent("BOOKMARK", bookmark(info, revision, initial_end=True))
+        after = revision
+    try:
+        async for event in store.backend.watch(info.key_prefix(request.namespace), after_revision=after):
+            converted = _convert(store, request, event)
+            if converted is not None:
+                yield converted
+    except storage_errors.Compacted as err:
+        yield WatchEvent("ERROR", errors.translate(err, info, "").status())
+
+
+def bookmark(info: ResourceInfo, revision: int, *, initial_end: bool = False) -> Obj:
+    m: dict[str, Any] = {"resourceVersion": str(revision)}
+    if initial_end:
+        m["annotations"] = {INITIAL_EVENTS_END: "true"}
+    return {"kind": info.kind, "apiVersion": info.group_version, "metadata": m}
+
+
+def _convert(store: Store, request: WatchRequest, event: Event) -> WatchEvent | None:
+    info = request.info
+    selective = _selective(request)
+    if event.type is EventType.DELETE:
+        obj = store.present(info, codec.decode_at(event.kv.value, event.kv.mod_revision))
+        if selective and not store.matches(info, obj, labels=request.labels, fields=request.fields):
+            return None
+        return WatchEvent("DELETED", obj)
+    obj = store.present(info, codec.decode(event.kv))
+    now_matches = not selective or store.matches(info, obj, labels=request.labels, fields=request.fields)
+    if event.prev is None:
+        return WatchEvent("ADDED", obj) if now_matches else None
+    if not selective:
+        return WatchEvent("MODIFIED", obj)
+    prev = store.present(info, codec.decode(event.prev))
+    was_matching = store.matches(info, prev, labels=request.labels, fields=request.fields)
+    if now_matches:
+        return WatchEvent("MODIFIED" if was_matching else "ADDED", obj)
+    return WatchEvent("DELETED", obj) if was_matching else None
+
+
+def _selective(request: WatchRequest) -> bool:
+    return bool((request.labels and not request.labels.empty) or (request.fields and not request.fields.empty))

@@ -1,0 +1,162 @@
+"""Assemble and run the API server.
+
+``HubServer.start()`` opens the key material and the store, registers the built-in
+resources, feeds the RBAC index and the CRD routes from storage commits, seeds what a
+fresh cluster has (namespaces, default RBAC, ``kube-public/cluster-info``), starts the
+in-process controllers, and listens with TLS requesting (not requiring) client
+certificates so tokens work too. ``stop()`` ends open watches, stops the controllers and
+closes the store consistently.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import socket
+import ssl
+from typing import Any
+
+from aiohttp import web
+
+from pyocm.apiserver import admission_plugins, pkifiles, seed
+from pyocm.apiserver.admission.chain import Chain
+from pyocm.apiserver.apiextensions.controller import CrdController
+from pyocm.apiserver.authentication.authenticator import Authenticator
+from pyocm.apiserver.authorization.index import RbacIndex
+from pyocm.apiserver.config import ServerConfig
+from pyocm.apiserver.controllers import manager as controllers
+from pyocm.apiserver.endpoints import dispatch
+from pyocm.apiserver.rbacfeed import RbacFeed
+from pyocm.apiserver.registry.builtin import builtin_resources
+from pyocm.apiserver.registry.catalog import Catalog
+from pyocm.apiserver.registry.store import Store
+from pyocm.apiserver.state import STATE, ServerState
+from pyocm.apiserver.storage.backends import open_backend
+from pyocm.pki import kubeconfig
+
+log = logging.getLogger("pyocm.apiserver")
+
+
+class HubServer:
+    def __init__(self, config: ServerConfig) -> None:
+        self.config = config
+        self.port = config.port
+        self.state: ServerState | None = None
+        self._runner: web.AppRunner | None = None
+        self._controllers: controllers.Controllers | None = None
+        self._crds: CrdController | None = None
+
+    @property
+    def url(self) -> str:
+        host = self.config.host if self.config.host not in ("0.0.0.0", "::", "") else "127.0.0.1"
+        host = f"[{host}]" if ":" in host else host
+        return f"https://{host}:{self.port}"
+
+    async def start(self) -> None:
+        self.config.data_dir.mkdir(parents=True, exist_ok=True)
+        pki = pkifiles.load_or_create(self.config)
+        url = self.config.storage_url
+        options = {"synchronous": self.config.sqlite_synchronous} if url.startswith("sqlite:") else {}
+        backend = open_backend(url, **options)
+        await backend.start()
+        catalog = Catalog()
+        for info in builtin_resources():
+            catalog.add(info)
+        chain = Chain()
+        store = Store(backend=backend, admission=chain)
+        rbac = RbacIndex()
+        await RbacFeed(store=store, catalog=catalog, index=rbac).start()
+        issuer = "https://kubernetes.default.svc.cluster.local"
+        self.state = ServerState(
+            config=self.config,
+            store=store,
+            catalog=catalog,
+            authenticator=Authenticator(backend=backend, sa_public_key=pki.sa_key.public_key(), issuer=issuer),
+            rbac=rbac,
+            ca=pki.ca,
+            sa_private_key=pki.sa_key,
+            issuer=issuer,
+            version=_version(self.config.kube_version),
+        )
+        for plugin in admission_plugins.default_plugins(self.state):
+            chain.add(plugin)
+        crd_info = catalog.get("apiextensions.k8s.io", "v1", "customresourcedefinitions")
+        assert crd_info is not None
+        self._crds = CrdController(store=store, catalog=catalog, crd_info=crd_info)
+        await self._crds.start()
+        sock = self._bind()
+        self.port = sock.getsockname()[1]
+        await seed.seed(self.state, server_url=self.url)
+        self._write_admin_kubeconfig(pki)
+        self._controllers = controllers.Controllers(self.state)
+        await self._controllers.start()
+        app = web.Application(client_max_size=0, handler_args={"max_field_size": 65536})
+        app[STATE] = self.state
+        app.router.add_route("*", "/{tail:.*}", dispatch.handle)
+        self._runner = web.AppRunner(app, handler_cancellation=True, access_log=None, shutdown_timeout=2.0)
+        await self._runner.setup()
+        site = web.SockSite(self._runner, sock, ssl_context=self._tls(pki), backlog=4096)
+        await site.start()
+
+    def _bind(self) -> socket.socket:
+        family = socket.AF_INET6 if ":" in self.config.host else socket.AF_INET
+        sock = socket.socket(family, socket.SOCK_STREAM)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind((self.config.host, self.config.port))
+        except OSError as err:
+            sock.close()
+            raise OSError(f"cannot listen on {self.config.host}:{self.config.port}: {err.strerror}") from None
+        sock.listen(4096)
+        sock.setblocking(False)
+        return sock
+
+    def _tls(self, pki: pkifiles.HubPki) -> ssl.SSLContext:
+        ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+        ctx.load_cert_chain(str(pki.serving_cert), str(pki.serving_key))
+        ctx.load_verify_locations(cadata=pki.ca.cert_pem.decode())
+        ctx.verify_mode = ssl.CERT_OPTIONAL
+        ctx.set_alpn_protocols(["http/1.1"])
+        return ctx
+
+    def _write_admin_kubeconfig(self, pki: pkifiles.HubPki) -> None:
+        config = kubeconfig.build_kubeconfig(
+            server=self.url, ca_pem=pki.ca.cert_pem, cert_pem=pki.admin_cert_pem, key_pem=pki.admin_key_pem
+        )
+        kubeconfig.write_kubeconfig(self.config.admin_kubeconfig, config)
+
+    async def stop(self) -> None:
+        if self.state is None:
+            return
+        self.state.stopping.set()
+        if self._controllers is not None:
+            await self._controllers.stop()
+        if self._crds is not None:
+            await self._crds.stop()
+        if self._runner is not None:
+            await self._runner.cleanup()
+        with contextlib.suppress(Exception):
+            await self.state.store.backend.close()
+
+    async def serve_forever(self, stop: asyncio.Event) -> None:
+        await self.start()
+        try:
+            await stop.wait()
+        finally:
+            await self.stop()
+
+
+def _version(git_version: str) -> dict[str, Any]:
+    major, minor = git_version.lstrip("v").split(".")[:2]
+    return {
+        "major": major,
+        "minor": minor,
+        "gitVersion": git_version,
+        "gitCommit": "pyocm",
+        "gitTreeState": "clean",
+        "buildDate": "2026-11-22T00:00:00Z",
+        "goVersion": "python3",
+        "compiler": "pyocm",
+        "platform": "linux/amd64",
+    }

@@ -1,0 +1,35 @@
+"""Everything a request handler needs, assembled once by :mod:`pyocm.apiserver.server`."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from aiohttp import web
+
+if TYPE_CHECKING:
+    from pyocm.apiserver.authentication.authenticator import Authenticator
+    from pyocm.apiserver.authorization.index import RbacIndex
+    from pyocm.apiserver.config import ServerConfig
+    from pyocm.apiserver.registry.catalog import Catalog
+    from pyocm.apiserver.registry.store import Store
+    from pyocm.pki.ca import CertificateAuthority
+
+
+@dataclass
+class ServerState:
+    config: ServerConfig
+    store: Store
+    catalog: Catalog
+    authenticator: Authenticator
+    rbac: RbacIndex
+    ca: CertificateAuthority
+    sa_private_key: Any
+    issuer: str
+    #: Set when the server shuts down: open watches end.
+    stopping: asyncio.Event = field(default_factory=asyncio.Event)
+    version: dict[str, str] = field(default_factory=dict)
+
+
+STATE: web.AppKey[ServerState] = web.AppKey("pyocm_state", ServerState)

@@ -1,0 +1,433 @@
+"""The MVCC rules of every log-backed store, written once over a small durable ``Log``.
+
+Reads are served from an in-memory copy of the committed state. A write is checked and
+given its revision on the event loop against the latest state, including writes that are
+assigned but not yet durable (the ``pending`` overlay), then handed to the log. When the
+log reports a batch durable, in revision order: the state is updated, the events enter
+the history ring, every commit hook runs, watchers are fed, and only then are the
+writers answered. So a read after an acknowledged write sees it, and nothing that is not
+durable is ever seen.
+
+If the log fails to commit, the store enters a failed state: the failed write, every
+write still pending and every later write raise ``Unavailable``, while reads and
+watches keep serving the last durable state. Only a restart recovers from that.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import bisect
+import logging
+import time
+from collections import deque
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from pyocm.apiserver.storage import errors
+from pyocm.apiserver.storage.interface import CommitHook, Event, EventType, KeyValue
+
+log = logging.getLogger(__name__)
+
+#: Events committed together, in revision order. (An alias because ``LogStructured.list``
+#: shadows the builtin inside the class.)
+Batch = list[Event]
+
+
+@dataclass(frozen=True, slots=True)
+class Options:
+    """Tuning of the in-memory parts of a store.
+
+    ``history_size`` events are kept for watches to resume from; an event younger than
+    ``history_min_age`` seconds is kept even beyond that, so a burst of writes cannot
+    compact away what a briefly disconnected client needs. A watcher may fall
+    ``watch_queue_size`` events behind before it is cut off with ``Compacted``.
+    """
+
+    history_size: int = 100_000
+    history_min_age: float = 0.0
+    watch_queue_size: int = 10_000
+    clock: Callable[[], float] = field(default=time.monotonic, compare=False)
+
+    def __post_init__(self) -> None:
+        if self.history_size < 0 or self.history_min_age < 0:
+            raise ValueError("history_size and history_min_age must not be negative")
+        if self.watch_queue_size < 1:
+            raise ValueError("watch_queue_size must be at least 1")
+
+
+@dataclass(frozen=True, slots=True)
+class Recovered:
+    """What a log holds on disk: the revision counter and every live key."""
+
+    revision: int
+    kvs: list[KeyValue]
+
+
+class CommitSink(Protocol):
+    """Where a log reports outcomes, always on the event loop thread."""
+
+    def committed(self, events: Batch) -> None: ...
+
+    def failed(self, events: Batch, error: errors.Unavailable) -> None: ...
+
+
+class Log(Protocol):
+    """The durable part a dialect implements.
+
+    ``append`` is called in revision order. The log reports every appended event exactly
+    once to the sink, as committed or failed, in the same order; after one failure it
+    fails every later event too. ``close`` commits what was appended and delivers its
+    outcome before returning.
+    """
+
+    async def open(self, sink: CommitSink) -> Recovered: ...
+
+    def append(self, event: Event) -> None: ...
+
+    async def close(self) -> None: ...
+
+
+class LogStructured:
+    """A :class:`~pyocm.apiserver.storage.interface.Backend` over a :class:`Log`."""
+
+    def __init__(self, log: Log, *, options: Options | None = None) -> None:
+        self.log = log
+        self.options = options or Options()
+        self._state: dict[str, KeyValue] = {}
+        self._keys: list[str] = []  # sorted, for prefix ranges in O(log n)
+        self._pending: dict[str, tuple[Event, asyncio.Future[KeyValue]]] = {}
+        self._waiters: dict[int, asyncio.Future[KeyValue]] = {}
+        self._revision = 0
+        self._assigned = 0
+        self._history: deque[tuple[float, Event]] = deque()
+        self._compacted = 0
+        self._watchers = _Watchers(queue_size=self.options.watch_queue_size)
+        self._hooks: list[CommitHook] = []
+        self._state_error: errors.Unavailable | None = errors.Unavailable("storage is not started")
+        self._failure: errors.Unavailable | None = None
+
+    async def start(self) -> None:
+        recovered = await self.log.open(self)
+        self._state = {kv.key: kv for kv in recovered.kvs}
+        self._keys = sorted(self._state)
+        self._revision = self._assigned = self._compacted = recovered.revision
+        self._state_error = None
+
+    async def close(self) -> None:
+        """Refuse new requests, let the log commit what it holds, then end every watch."""
+        if self._state_error is not None:
+            return
+        self._state_error = errors.Unavailable("storage is closed")
+        await self.log.close()
+        self._watchers.close()
+
+    def current_revision(self) -> int:
+        return self._revision
+
+    def oldest_revision(self) -> int:
+        return self._compacted
+
+    def add_commit_hook(self, hook: CommitHook) -> None:
+        self._hooks.append(hook)
+
+    async def get(self, key: str) -> KeyValue | None:
+        self._check_open()
+        return self._state.get(key)
+
+    async def list(self, prefix: str) -> tuple[int, list[KeyValue]]:
+        self._check_open()
+        start, end = self._range(prefix)
+        return self._revision, [self._state[k] for k in self._keys[start:end]]
+
+    async def count(self, prefix: str) -> int:
+        self._check_open()
+        start, end = self._range(prefix)
+        return end - start
+
+    async def create(self, key: str, value: bytes) -> KeyValue:
+        while True:
+            latest = self._latest(key)
+            if latest is None:
+                revision = self._next_revision()
+                kv = KeyValue(key, value, revision, revision)
+                return await self._write(Event(EventType.PUT, kv, None))
+            await self._settle(key, errors.KeyExists(key))
+
+    async def update(self, key: str, value: bytes, *, expected_revision: int) -> KeyValue:
+        while True:
+            latest = self._latest(key)
+            if latest is not None and latest.mod_revision == expected_revision:
+                kv = KeyValue(key, value, latest.create_revision, self._next_revision())
+                return await self._write(Event(EventType.PUT, kv, latest))
+            await self._settle(key, self._mismatch(key, latest))
+
+    async def delete(self, key: str, *, expected_revision: int | None = None) -> KeyValue:
+        while True:
+            latest = self._latest(key)
+            if latest is not None and expected_revision in (None, latest.mod_revision):
+                kv = KeyValue(key, latest.value, latest.create_revision, self._next_revision())
+                return await self._write(Event(EventType.DELETE, kv, latest))
+            await self._settle(key, self._mismatch(key, latest))
+
+    def watch(self, prefix: str, *, after_revision: int) -> AsyncIterator[Event]:
+        return self._stream(prefix, after_revision)
+
+    # CommitSink: called by the log on the event loop.
+
+    def committed(self, events: Batch) -> None:
+        for event in events:
+            self._apply(event)
+        self._remember(events)
+        for hook in self._hooks:
+            try:
+                hook(events)
+            except Exception:  # a broken cache must not stop the store
+                log.exception("storage commit hook failed")
+        self._watchers.publish(events)
+        for event in events:
+            waiter = self._waiters.pop(event.revision, None)
+            if waiter is not None and not waiter.done():
+                waiter.set_result(event.kv)
+
+    def failed(self, events: Batch, error: errors.Unavailable) -> None:
+        log.error("storage commit failed, refusing further writes: %s", error)
+        self._failure = self._failure or error
+        self._pending.clear()
+        for event in events:
+            waiter = self._waiters.pop(event.revision, None)
+            if waiter is not None and not waiter.done():
+                waiter.set_exception(self._failure)
+
+    # Writes.
+
+    def _latest(self, key: str) -> KeyValue | None:
+        """The state a new write must be checked against: pending if any, else committed."""
+        self._check_writable()
+        entry = self._pending.get(key)
+        if entry is None:
+            return self._state.get(key)
+        event = entry[0]
+        return None if event.type is EventType.DELETE else event.kv
+
+    def _mismatch(self, key: str, latest: KeyValue | None) -> errors.StorageError:
+        if latest is None:
+            return errors.KeyNotFound(key)
+        return errors.Conflict(key, current=latest)
+
+    async def _settle(self, key: str, error: errors.StorageError) -> None:
+        """Raise ``error`` if it was decided on committed state; otherwise wait for the
+        pending write it was decided on, so that no caller ever learns of a write that
+        might still fail, and let the caller decide again."""
+        entry = self._pending.get(key)
+        if entry is None:
+            raise error
+        await asyncio.wait([entry[1]])
+
+    def _next_revision(self) -> int:
+        self._assigned += 1
+        return self._assigned
+
+    async def _write(self, event: Event) -> KeyValue:
+        waiter: asyncio.Future[KeyValue] = asyncio.get_running_loop().create_future()
+        # A writer cancelled while waiting leaves the outcome unobserved; retrieve it.
+        waiter.add_done_callback(_consume_exception)
+        self._pending[event.kv.key] = (event, waiter)
+        self._waiters[event.revision] = waiter
+        self.log.append(event)
+        # Shielded: a cancelled writer must not cancel the future others wait on.
+        return await asyncio.shield(waiter)
+
+    def _check_open(self) -> None:
+        if self._state_error is not None:
+            raise self._state_error
+
+    def _check_writable(self) -> None:
+        self._check_open()
+        if self._failure is not None:
+            raise self._failure
+
+    # Committed state and history.
+
+    def _apply(self, event: Event) -> None:
+        key = event.kv.key
+        if event.type is EventType.PUT:
+            if key not in self._state:
+                bisect.insort(self._keys, key)
+            self._state[key] = event.kv
+        elif self._state.pop(key, None) is not None:
+            del self._keys[bisect.bisect_left(self._keys, key)]
+        self._revision = event.revision
+        entry = self._pending.get(key)
+        if entry is not None and entry[0] is event:
+            del self._pending[key]
+
+    def _remember(self, events: Batch) -> None:
+        now = self.options.clock()
+        self._history.extend((now, event) for event in events)
+        limit, min_age = self.options.history_size, self.options.history_min_age
+        while len(self._history) > limit and now - self._history[0][0] >= min_age:
+            self._compacted = self._history.popleft()[1].revision
+
+    def _range(self, prefix: str) -> tuple[int, int]:
+        start = bisect.bisect_left(self._keys, prefix)
+        end = _prefix_end(prefix)
+        stop = len(self._keys) if end is None else bisect.bisect_left(self._keys, end, lo=start)
+        return start, stop
+
+    # Watch.
+
+    async def _stream(self, prefix: str, after_revision: int) -> AsyncIterator[Event]:
+        self._check_open()
+        if after_revision > self._revision:
+            raise errors.FutureRevision(requested=after_revision, current=self._revision)
+        if after_revision < self._compacted:
+            raise errors.Compacted(requested=after_revision, oldest=self._compacted)
+        # Snapshot and subscribe in one step on the loop: no commit can fall between.
+        replay = self._replay(prefix, after_revision)
+        subscription = self._watchers.subscribe(prefix)
+        delivered = after_revision
+        try:
+            for event in replay:
+                yield event
+                delivered = event.revision
+            async for event in subscription:
+                yield event
+                delivered = event.revision
+            if subscription.overflowed:
+                raise errors.Compacted(requested=delivered, oldest=self._compacted)
+        finally:
+            self._watchers.unsubscribe(subscription)
+
+    def _replay(self, prefix: str, after_revision: int) -> Batch:
+        """Retained events after ``after_revision`` under ``prefix``, walking back from
+        the newest because a resuming watcher is usually only a little behind."""
+        replay = []
+        for _, event in reversed(self._history):
+            if event.revision <= after_revision:
+                break
+            if event.kv.key.startswith(prefix):
+                replay.append(event)
+        replay.reverse()
+        return replay
+
+
+class _Subscription:
+    """One watcher's bounded queue of live events.
+
+    Iteration ends when the store closes (after the queued events) or at once when the
+    queue overflowed, which drops the queue so a stuck client holds no memory.
+    """
+
+    __slots__ = ("_limit", "_queue", "_waiter", "closed", "overflowed", "prefix")
+
+    def __init__(self, prefix: str, *, limit: int) -> None:
+        self.prefix = prefix
+        self.closed = False
+        self.overflowed = False
+        self._limit = limit
+        self._queue: deque[Event] = deque()
+        self._waiter: asyncio.Future[None] | None = None
+
+    def push(self, event: Event) -> bool:
+        """Queue ``event``; False when this overflowed the queue just now."""
+        if self.overflowed or self.closed:
+            return True
+        if len(self._queue) >= self._limit:
+            self.overflowed = True
+            self._queue.clear()
+            self._wake()
+            return False
+        self._queue.append(event)
+        self._wake()
+        return True
+
+    def end(self) -> None:
+        self.closed = True
+        self._wake()
+
+    def _wake(self) -> None:
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+    def __aiter__(self) -> _Subscription:
+        return self
+
+    async def __anext__(self) -> Event:
+        while not self._queue:
+            if self.overflowed or self.closed:
+                raise StopAsyncIteration
+            self._waiter = asyncio.get_running_loop().create_future()
+            try:
+                await self._waiter
+            finally:
+                self._waiter = None
+        return self._queue.popleft()
+
+
+class _Watchers:
+    """Subscriptions indexed by prefix, so an event visits only the watchers whose
+    prefix it matches: one dict lookup per distinct prefix length, not one check per
+    watcher."""
+
+    def __init__(self, *, queue_size: int) -> None:
+        self._queue_size = queue_size
+        self._by_prefix: dict[str, set[_Subscription]] = {}
+        self._lengths: dict[int, int] = {}  # prefix length -> distinct prefixes of it
+
+    def subscribe(self, prefix: str) -> _Subscription:
+        subscription = _Subscription(prefix, limit=self._queue_size)
+        subscribers = self._by_prefix.get(prefix)
+        if subscribers is None:
+            subscribers = self._by_prefix[prefix] = set()
+            self._lengths[len(prefix)] = self._lengths.get(len(prefix), 0) + 1
+        subscribers.add(subscription)
+        return subscription
+
+    def unsubscribe(self, subscription: _Subscription) -> None:
+        prefix = subscription.prefix
+        subscribers = self._by_prefix.get(prefix)
+        if subscribers is None or subscription not in subscribers:
+            return
+        subscribers.discard(subscription)
+        if not subscribers:
+            del self._by_prefix[prefix]
+            self._lengths[len(prefix)] -= 1
+            if not self._lengths[len(prefix)]:
+                del self._lengths[len(prefix)]
+
+    def publish(self, events: Batch) -> None:
+        overflowed = []
+        for event in events:
+            key = event.kv.key
+            for length in self._lengths:
+                subscribers = self._by_prefix.get(key[:length]) if length <= len(key) else None
+                for subscription in subscribers or ():
+                    if not subscription.push(event):
+                        overflowed.append(subscription)
+        for subscription in overflowed:
+            self.unsubscribe(subscription)
+
+    def close(self) -> None:
+        for subscribers in self._by_prefix.values():
+            for subscription in subscribers:
+                subscription.end()
+        self._by_prefix.clear()
+        self._lengths.clear()
+
+
+def _prefix_end(prefix: str) -> str | None:
+    """The smallest string greater than every string starting with ``prefix`` (None: no
+    such string, the range is open)."""
+    while prefix:
+        last = ord(prefix[-1])
+        if last < 0x10FFFF:
+            return prefix[:-1] + chr(last + 1)
+        prefix = prefix[:-1]
+    return None
+
+
+def _consume_exception(future: asyncio.Future[KeyValue]) -> None:
+    if not future.cancelled():
+        future.exception()

@@ -1,0 +1,246 @@
+"""The SQLite dialect: one table of live keys, one writer thread, group commit.
+
+``kv`` holds the current state only. An update rewrites its row in place and a delete
+removes it, so heartbeat-style rewrites never grow the file; history lives only in the
+in-memory ring of :class:`LogStructured` (that is the compaction). ``meta`` holds the
+revision counter, written once per transaction, so revisions keep rising across
+restarts even when the last write was a delete.
+
+One dedicated thread owns the write connection. It blocks for the first queued write,
+drains whatever else is queued (up to ``max_batch``), commits all of it in one
+``BEGIN IMMEDIATE ... COMMIT`` (one fsync), and then reports the batch to the event
+loop. Concurrent writers therefore share transactions instead of queueing for fsyncs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import queue
+import sqlite3
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from pyocm.apiserver.storage import errors, logstructured
+from pyocm.apiserver.storage.interface import Event, EventType, KeyValue
+
+_SCHEMA = (
+    "CREATE TABLE IF NOT EXISTS kv (key TEXT PRIMARY KEY, value BLOB NOT NULL,"
+    " create_revision INTEGER NOT NULL, mod_revision INTEGER NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value INTEGER NOT NULL)",
+)
+_PUT = (
+    "INSERT INTO kv (key, value, create_revision, mod_revision) VALUES (?, ?, ?, ?)"
+    " ON CONFLICT (key) DO UPDATE SET value = excluded.value,"
+    " create_revision = excluded.create_revision, mod_revision = excluded.mod_revision"
+)
+_DELETE = "DELETE FROM kv WHERE key = ?"
+_SET_REVISION = (
+    "INSERT INTO meta (name, value) VALUES ('revision', ?)"
+    " ON CONFLICT (name) DO UPDATE SET value = excluded.value"
+)
+_STOP = object()
+
+
+@dataclass(frozen=True, slots=True)
+class SqliteOptions:
+    """``synchronous``: FULL survives power loss; NORMAL in WAL mode may lose the last
+    transactions on power loss (never on a process crash) and is about twice as fast."""
+
+    synchronous: Literal["FULL", "NORMAL"] = "FULL"
+    max_batch: int = 1000
+
+    def __post_init__(self) -> None:
+        # synchronous is spliced into a PRAGMA, so only the two known words may pass.
+        if self.synchronous not in ("FULL", "NORMAL"):
+            raise ValueError(f"synchronous must be FULL or NORMAL, not {self.synchronous!r}")
+        if self.max_batch < 1:
+            raise ValueError("max_batch must be at least 1")
+
+
+class SqliteLog:
+    """A :class:`logstructured.Log` in one SQLite file (WAL mode).
+
+    ``transactions`` counts committed write transactions, so tests and benchmarks can
+    see how many writes group commit folded into each.
+    """
+
+    def __init__(
+        self, path: str | os.PathLike[str], *, options: SqliteOptions | None = None
+    ) -> None:
+        self.path = Path(path)
+        self.options = options or SqliteOptions()
+        self._queue: queue.SimpleQueue[Event | object] = queue.SimpleQueue()
+        self._writer: _Writer | None = None
+
+    @property
+    def transactions(self) -> int:
+        return 0 if self._writer is None else self._writer.transactions
+
+    async def open(self, sink: logstructured.CommitSink) -> logstructured.Recovered:
+        loop = asyncio.get_running_loop()
+        conn, recovered = await asyncio.to_thread(self._open_sync)
+        self._writer = _Writer(
+            conn, inbox=self._queue, max_batch=self.options.max_batch, sink=sink, loop=loop
+        )
+        # A daemon: a process that exits without close() loses nothing acknowledged.
+        thread = threading.Thread(target=self._writer.run, name="pyocm-sqlite-writer", daemon=True)
+        thread.start()
+        return recovered
+
+    def append(self, event: Event) -> None:
+        self._queue.put(event)
+
+    async def close(self) -> None:
+        """Commit what is queued, checkpoint the WAL into the main file, close."""
+        if self._writer is None:
+            return
+        self._queue.put(_STOP)
+        await self._writer.stopped
+
+    def _open_sync(self) -> tuple[sqlite3.Connection, logstructured.Recovered]:
+        try:
+            self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+            # Objects include Secrets: the file is created readable by the owner only.
+            os.close(os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600))
+            conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+        except (OSError, sqlite3.Error) as exc:
+            raise _unavailable("cannot open the sqlite database", exc) from None
+        try:
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute(f"PRAGMA synchronous={self.options.synchronous}")
+            for statement in _SCHEMA:
+                conn.execute(statement)
+            return conn, self._recover()
+        except sqlite3.Error as exc:
+            conn.close()
+            raise _unavailable("cannot read the sqlite database", exc) from None
+
+    def _recover(self) -> logstructured.Recovered:
+        """Read the state on its own connection, as the writer never reads."""
+        reader = sqlite3.connect(self.path)
+        try:
+            rows = reader.execute("SELECT key, value, create_revision, mod_revision FROM kv")
+            kvs = [KeyValue(key, bytes(value), create, mod) for key, value, create, mod in rows]
+            row = reader.execute("SELECT value FROM meta WHERE name = 'revision'").fetchone()
+        finally:
+            reader.close()
+        revision = max([row[0] if row else 0, *(kv.mod_revision for kv in kvs)])
+        return logstructured.Recovered(revision, kvs)
+
+
+class _Writer:
+    """The body of the writer thread; it alone touches the write connection."""
+
+    def __init__(
+        self,
+        conn: sqlite3.Connection,
+        *,
+        inbox: queue.SimpleQueue[Event | object],
+        max_batch: int,
+        sink: logstructured.CommitSink,
+        loop: asyncio.AbstractEventLoop,
+    ) -> None:
+        self.transactions = 0
+        self.stopped: asyncio.Future[None] = loop.create_future()
+        self._conn = conn
+        self._inbox = inbox
+        self._max_batch = max_batch
+        self._sink = sink
+        self._loop = loop
+        self._failure: errors.Unavailable | None = None
+
+    def run(self) -> None:
+        stopping = False
+        while not stopping:
+            batch, stopping = self._next_batch()
+            if batch:
+                self._commit(batch)
+        self._shutdown()
+
+    def _next_batch(self) -> tuple[list[Event], bool]:
+        """Block for one item, then take whatever else is already queued."""
+        batch: list[Event] = []
+        item = self._inbox.get()
+        while item is not _STOP:
+            assert isinstance(item, Event)
+            batch.append(item)
+            if len(batch) >= self._max_batch:
+                return batch, False
+            try:
+                item = self._inbox.get_nowait()
+            except queue.Empty:
+                return batch, False
+        return batch, True
+
+    def _commit(self, batch: list[Event]) -> None:
+        if self._failure is None:
+            try:
+                self._write(batch)
+            except Exception as exc:  # any failure here must reach the waiting writers
+                self._rollback()
+                self._failure = _unavailable("sqlite commit failed", exc)
+        if self._failure is None:
+            self.transactions += 1
+            self._report(self._sink.committed, batch)
+        else:
+            self._report(self._sink.failed, batch, self._failure)
+
+    def _write(self, batch: list[Event]) -> None:
+        conn = self._conn
+        conn.execute("BEGIN IMMEDIATE")
+        for event in batch:
+            kv = event.kv
+            if event.type is EventType.PUT:
+                conn.execute(_PUT, (kv.key, kv.value, kv.create_revision, kv.mod_revision))
+            else:
+                conn.execute(_DELETE, (kv.key,))
+        conn.execute(_SET_REVISION, (batch[-1].revision,))
+        conn.execute("COMMIT")
+
+    def _rollback(self) -> None:
+        try:
+            if self._conn.in_transaction:
+                self._conn.execute("ROLLBACK")
+        except sqlite3.Error:
+            pass  # the failure being reported already says the connection is unusable
+
+    def _shutdown(self) -> None:
+        try:
+            if self._failure is None:
+                self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            self._conn.close()
+        except sqlite3.Error:
+            pass  # every write is committed or reported failed; nothing is lost here
+        self._report(_resolve, self.stopped)
+
+    def _report(self, callback: Callable[..., object], *args: object) -> None:
+        # A closed loop raises RuntimeError: nobody is left to tell.
+        with contextlib.suppress(RuntimeError):
+            self._loop.call_soon_threadsafe(callback, *args)
+
+
+def _resolve(future: asyncio.Future[None]) -> None:
+    if not future.done():
+        future.set_result(None)
+
+
+def _unavailable(what: str, exc: BaseException) -> errors.Unavailable:
+    """Name the failure by its SQLite error code, never by a message that may quote
+    values, paths or keys."""
+    code = getattr(exc, "sqlite_errorname", None) or type(exc).__name__
+    return errors.Unavailable(f"{what} ({code})")
+
+
+def new_backend(
+    path: str | os.PathLike[str],
+    *,
+    sqlite: SqliteOptions | None = None,
+    options: logstructured.Options | None = None,
+) -> logstructured.LogStructured:
+    """A store (not started) in the SQLite file at ``path``."""
+    return logstructured.LogStructured(SqliteLog(path, options=sqlite), options=options)

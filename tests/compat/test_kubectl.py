@@ -1,0 +1,140 @@
+"""kubectl 1.30 (JSON only) against a real hub: the everyday command set."""
+
+from __future__ import annotations
+
+import base64
+import json
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from pyocm.pki import csr, keys
+from pyocm.testing import HubProcess
+
+pytestmark = pytest.mark.kubectl
+
+
+def kubectl_binary() -> str:
+    found = shutil.which("kubectl")
+    assert found, "kubectl is not on PATH"
+    versioned = Path(found).resolve().parent / "kubectl.1.30"
+    return str(versioned) if versioned.exists() else found
+
+
+def run(hub: HubProcess, *args: str, stdin: str | None = None, check: bool = True, kubeconfig: Path | None = None) -> subprocess.CompletedProcess[str]:
+    cmd = [kubectl_binary(), f"--kubeconfig={kubeconfig or hub.kubeconfig}", *args]
+    result = subprocess.run(cmd, input=stdin, capture_output=True, text=True, timeout=60,
+                            env={"HOME": str(hub.data_dir), "PATH": "/usr/bin:/bin"})
+    if check:
+        assert result.returncode == 0, f"{' '.join(args)} failed:\n{result.stdout}\n{result.stderr}"
+    return result
+
+
+def test_api_resources(hub: HubProcess) -> None:
+    out = run(hub, "api-resources").stdout
+    assert "managedclusters" in out and "mcl" in out
+    assert "certificatesigningrequests" in out and "leases" in out
+
+
+def test_apply_get_label_annotate_patch_delete(hub: HubProcess, unique: str) -> None:
+    manifest = f"""
+apiVersion: cluster.open-cluster-management.io/v1
+kind: ManagedCluster
+metadata:
+  name: {unique}
+spec:
+  hubAcceptsClient: false
+"""
+    assert "created" in run(hub, "apply", "-f", "-", stdin=manifest).stdout
+    assert "configured" in run(hub, "apply", "-f", "-", stdin=manifest.replace("false", "true")).stdout
+    obj = json.loads(run(hub, "get", "managedcluster", unique, "-o", "json").stdout)
+    assert obj["spec"]["hubAcceptsClient"] is True and obj["spec"]["leaseDurationSeconds"] == 60
+    assert unique in run(hub, "get", "mcl").stdout
+    run(hub, "label", "mcl", unique, "env=dev")
+    run(hub, "annotate", "mcl", unique, "note=hello")
+    run(hub, "patch", "mcl", unique, "--type", "merge", "-p", '{"spec":{"leaseDurationSeconds":30}}')
+    run(hub, "patch", "mcl", unique, "--type", "json", "-p", '[{"op":"replace","path":"/spec/leaseDurationSeconds","value":20}]')
+    obj = json.loads(run(hub, "get", "mcl", unique, "-o", "json").stdout)
+    assert obj["metadata"]["labels"]["env"] == "dev" and obj["metadata"]["annotations"]["note"] == "hello"
+    assert obj["spec"]["leaseDurationSeconds"] == 20
+    assert "deleted" in run(hub, "delete", "mcl", unique).stdout
+    assert run(hub, "get", "mcl", unique, check=False).returncode != 0
+
+
+def test_strategic_patch_and_yaml_output_on_configmap(hub: HubProcess, unique: str) -> None:
+    run(hub, "create", "configmap", unique, "--from-literal=a=1")
+    run(hub, "patch", "configmap", unique, "-p", '{"data":{"b":"2"}}')
+    out = run(hub, "get", "configmap", unique, "-o", "yaml").stdout
+    assert "a: \"1\"" in out and "b: \"2\"" in out
+
+
+def test_delete_waits_for_finalizers(hub: HubProcess, unique: str) -> None:
+    manifest = json.dumps({"apiVersion": "v1", "kind": "ConfigMap",
+                           "metadata": {"name": unique, "finalizers": ["example.com/hold"]}})
+    run(hub, "apply", "-f", "-", stdin=manifest)
+    assert run(hub, "delete", "configmap", unique, "--wait=false").returncode == 0
+    obj = json.loads(run(hub, "get", "configmap", unique, "-o", "json").stdout)
+    assert obj["metadata"]["deletionTimestamp"]
+    run(hub, "patch", "configmap", unique, "--type", "merge", "-p", '{"metadata":{"finalizers":null}}')
+    assert run(hub, "get", "configmap", unique, check=False).returncode != 0
+
+
+def test_watch(hub: HubProcess, unique: str) -> None:
+    cmd = [kubectl_binary(), f"--kubeconfig={hub.kubeconfig}", "get", "configmaps", "-w", "-o", "name",
+           "--request-timeout=20s"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={"HOME": str(hub.data_dir), "PATH": "/usr/bin:/bin"})
+    try:
+        time.sleep(1.0)
+        run(hub, "create", "configmap", unique)
+        assert proc.stdout is not None
+        deadline = time.monotonic() + 15
+        seen = ""
+        while time.monotonic() < deadline and unique not in seen:
+            seen += proc.stdout.readline()
+        assert f"configmap/{unique}" in seen
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def test_auth_can_i(hub: HubProcess) -> None:
+    assert run(hub, "auth", "can-i", "create", "managedclusters").stdout.strip() == "yes"
+    bob = hub.identity("kubectl-bob")
+    result = run(hub, "auth", "can-i", "create", "managedclusters", check=False, kubeconfig=bob.kubeconfig)
+    assert result.stdout.strip() == "no" and result.returncode == 1
+
+
+def test_certificate_approve(hub: HubProcess, unique: str) -> None:
+    pem = csr.build_csr(keys.generate_private_key(), common_name=f"user-{unique}")
+    manifest = json.dumps({"apiVersion": "certificates.k8s.io/v1", "kind": "CertificateSigningRequest",
+                           "metadata": {"name": unique},
+                           "spec": {"request": base64.b64encode(pem).decode(), "signerName": "kubernetes.io/kube-apiserver-client",
+                                    "usages": ["client auth"]}})
+    run(hub, "apply", "-f", "-", stdin=manifest)
+    run(hub, "certificate", "approve", unique)
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        obj = json.loads(run(hub, "get", "csr", unique, "-o", "json").stdout)
+        if obj.get("status", {}).get("certificate"):
+            break
+        time.sleep(0.1)
+    assert obj["status"]["conditions"][0]["reason"] == "KubectlApprove"
+    assert obj["status"]["certificate"]
+
+
+def test_create_token(hub: HubProcess, unique: str) -> None:
+    run(hub, "create", "serviceaccount", unique)
+    token = run(hub, "create", "token", unique).stdout.strip()
+    assert token.count(".") == 2
+    path = hub.token_kubeconfig(f"kubectl-{unique}", token)
+    out = run(hub, "auth", "whoami", "-o", "json", kubeconfig=path).stdout
+    assert json.loads(out)["status"]["userInfo"]["username"] == f"system:serviceaccount:default:{unique}"
+
+
+def test_bad_manifest_is_a_clear_error(hub: HubProcess) -> None:
+    result = run(hub, "apply", "-f", "-", stdin="apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: Bad_Name\n", check=False)
+    assert result.returncode != 0 and "Invalid value" in result.stderr

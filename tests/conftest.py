@@ -1,0 +1,42 @@
+"""Shared fixtures: one real hub process per test session (per xdist worker), and
+clients for it. Tests use unique object names so they never depend on each other."""
+
+from __future__ import annotations
+
+import itertools
+import os
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import pytest
+import pytest_asyncio
+
+from pyocm.testing import Client, HubProcess
+
+_counter = itertools.count()
+
+
+@pytest.fixture(scope="session")
+def hub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HubProcess]:
+    process = HubProcess(tmp_path_factory.mktemp("hub"))
+    process.start()
+    yield process
+    code = process.stop()
+    assert code == 0, f"hub exited with {code}:\n{process.log()[-4000:]}"
+
+
+@pytest_asyncio.fixture
+async def admin(hub: HubProcess) -> AsyncIterator[Client]:
+    async with Client(hub.kubeconfig) as client:
+        yield client
+
+
+@pytest.fixture
+def unique() -> str:
+    """A name no other test in this session uses."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "gw")
+    return f"t{worker.replace('gw', '')}-{next(_counter)}-{os.getpid() % 1000}"
+
+
+def repo_root() -> Path:
+    return Path(__file__).resolve().parent.parent

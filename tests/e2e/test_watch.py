@@ -1,0 +1,71 @@
+"""Watch semantics on the wire."""
+
+from __future__ import annotations
+
+import asyncio
+
+from pyocm.testing import Client
+
+CM = "/api/v1/namespaces/default/configmaps"
+
+
+def configmap(name: str, labels: dict[str, str] | None = None) -> dict:
+    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "labels": labels or {}}}
+
+
+async def test_watch_from_revision_replays_changes(admin: Client, unique: str) -> None:
+    _, first = await admin.post(CM, configmap(f"{unique}-a", {"w": unique}))
+    rv = first["metadata"]["resourceVersion"]
+    await admin.patch(f"{CM}/{unique}-a", {"data": {"x": "1"}})
+    await admin.post(CM, configmap(f"{unique}-b", {"w": unique}))
+    await admin.delete(f"{CM}/{unique}-a")
+    events = await admin.watch_lines(CM, params={"resourceVersion": rv, "labelSelector": f"w={unique}"}, limit=3)
+    assert [(e["type"], e["object"]["metadata"]["name"]) for e in events] == [
+        ("MODIFIED", f"{unique}-a"), ("ADDED", f"{unique}-b"), ("DELETED", f"{unique}-a"),
+    ]
+    revisions = [int(e["object"]["metadata"]["resourceVersion"]) for e in events]
+    assert revisions == sorted(revisions) and revisions[0] > int(rv)
+
+
+async def test_watch_without_revision_starts_with_current_state(admin: Client, unique: str) -> None:
+    await admin.post(CM, configmap(f"{unique}-a", {"w": unique}))
+    events = await admin.watch_lines(CM, params={"labelSelector": f"w={unique}"}, limit=1)
+    assert events[0]["type"] == "ADDED" and events[0]["object"]["metadata"]["name"] == f"{unique}-a"
+
+
+async def test_selector_transitions(admin: Client, unique: str) -> None:
+    _, obj = await admin.post(CM, configmap(f"{unique}-a", {"w": unique, "in": "no"}))
+    rv = obj["metadata"]["resourceVersion"]
+    await admin.patch(f"{CM}/{unique}-a", {"metadata": {"labels": {"in": "yes"}}})
+    await admin.patch(f"{CM}/{unique}-a", {"metadata": {"labels": {"in": "no"}}})
+    events = await admin.watch_lines(CM, params={"resourceVersion": rv, "labelSelector": f"w={unique},in=yes"}, limit=2)
+    assert [e["type"] for e in events] == ["ADDED", "DELETED"]
+
+
+async def test_send_initial_events_ends_with_annotated_bookmark(admin: Client, unique: str) -> None:
+    await admin.post(CM, configmap(f"{unique}-a", {"w": unique}))
+    params = {"labelSelector": f"w={unique}", "sendInitialEvents": "true", "resourceVersionMatch": "NotOlderThan",
+              "allowWatchBookmarks": "true"}
+    events = await admin.watch_lines(CM, params=params, limit=2)
+    assert events[0]["type"] == "ADDED"
+    assert events[1]["type"] == "BOOKMARK"
+    assert events[1]["object"]["kind"] == "ConfigMap" and events[1]["object"]["apiVersion"] == "v1"
+    assert events[1]["object"]["metadata"]["annotations"] == {"k8s.io/initial-events-end": "true"}
+
+
+async def test_send_initial_events_on_list_is_invalid(admin: Client) -> None:
+    code, status = await admin.get(CM, params={"sendInitialEvents": "true", "resourceVersionMatch": "NotOlderThan"})
+    assert code == 422 and status["details"]["kind"] == "ListOptions"
+
+
+async def test_timeout_seconds_ends_the_stream(admin: Client) -> None:
+    loop = asyncio.get_running_loop()
+    start = loop.time()
+    events = await admin.watch_lines(CM, params={"timeoutSeconds": "1", "labelSelector": "never=matches"}, limit=10, timeout=10)
+    assert events == []
+    assert loop.time() - start < 5
+
+
+async def test_future_revision_is_refused(admin: Client) -> None:
+    code, status = await admin.get(CM, params={"watch": "true", "resourceVersion": "999999999"})
+    assert code == 504 and status["details"]["causes"][0]["reason"] == "ResourceVersionTooLarge"

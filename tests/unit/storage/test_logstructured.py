@@ -1,0 +1,284 @@
+"""The MVCC rules of LogStructured over a log whose commits the test controls."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+import pytest
+
+from pyocm.apiserver.storage import errors, logstructured
+from pyocm.apiserver.storage.interface import Event, EventType, KeyValue
+
+
+class HeldLog:
+    """Holds appended writes until the test commits or fails them."""
+
+    def __init__(self) -> None:
+        self.held: list[Event] = []
+        self.sink: logstructured.CommitSink | None = None
+
+    async def open(self, sink: logstructured.CommitSink) -> logstructured.Recovered:
+        self.sink = sink
+        return logstructured.Recovered(0, [])
+
+    def append(self, event: Event) -> None:
+        self.held.append(event)
+
+    def commit(self) -> None:
+        assert self.sink is not None
+        batch, self.held = self.held, []
+        self.sink.committed(batch)
+
+    def fail(self) -> None:
+        assert self.sink is not None
+        batch, self.held = self.held, []
+        self.sink.failed(batch, errors.Unavailable("sqlite commit failed (SQLITE_FULL)"))
+
+    async def close(self) -> None:
+        if self.held:
+            self.commit()
+
+
+async def started(log: HeldLog, **options: object) -> logstructured.LogStructured:
+    store = logstructured.LogStructured(log, options=logstructured.Options(**options))  # type: ignore[arg-type]
+    await store.start()
+    return store
+
+
+async def settle() -> None:
+    """Let every ready task run up to its next real wait."""
+    for _ in range(5):
+        await asyncio.sleep(0)
+
+
+async def committed_key(store: logstructured.LogStructured, log: HeldLog, key: str) -> KeyValue:
+    task = asyncio.create_task(store.create(key, b"v1"))
+    await settle()
+    log.commit()
+    return await task
+
+
+async def test_a_write_is_invisible_until_it_is_durable() -> None:
+    log = HeldLog()
+    store = await started(log)
+    task = asyncio.create_task(store.create("/k", b"v"))
+    await settle()
+    assert not task.done()
+    assert await store.get("/k") is None
+    assert await store.count("/") == 0
+    assert store.current_revision() == 0
+    log.commit()
+    kv = await task
+    assert kv == KeyValue("/k", b"v", 1, 1)
+    assert await store.get("/k") == kv
+    assert store.current_revision() == 1
+
+
+async def test_create_on_a_pending_create_waits_then_raises_key_exists() -> None:
+    log = HeldLog()
+    store = await started(log)
+    first = asyncio.create_task(store.create("/k", b"a"))
+    second = asyncio.create_task(store.create("/k", b"b"))
+    await settle()
+    assert not second.done()
+    assert len(log.held) == 1
+    log.commit()
+    assert (await first).value == b"a"
+    with pytest.raises(errors.KeyExists):
+        await second
+
+
+async def test_conflict_waits_for_the_pending_write_and_carries_it_once_durable() -> None:
+    log = HeldLog()
+    store = await started(log)
+    created = await committed_key(store, log, "/k")
+    winner = asyncio.create_task(store.update("/k", b"v2", expected_revision=created.mod_revision))
+    loser = asyncio.create_task(store.update("/k", b"v3", expected_revision=created.mod_revision))
+    await settle()
+    assert not loser.done()
+    log.commit()
+    won = await winner
+    with pytest.raises(errors.Conflict) as caught:
+        await loser
+    assert caught.value.current == won
+
+
+async def test_a_create_may_follow_a_pending_delete() -> None:
+    log = HeldLog()
+    store = await started(log)
+    await committed_key(store, log, "/k")
+    deleting = asyncio.create_task(store.delete("/k"))
+    recreating = asyncio.create_task(store.create("/k", b"again"))
+    await settle()
+    assert [event.type for event in log.held] == [EventType.DELETE, EventType.PUT]
+    log.commit()
+    assert (await deleting).mod_revision == 2
+    assert await recreating == KeyValue("/k", b"again", 3, 3)
+
+
+async def test_an_update_after_a_pending_delete_raises_key_not_found_once_durable() -> None:
+    log = HeldLog()
+    store = await started(log)
+    created = await committed_key(store, log, "/k")
+    deleting = asyncio.create_task(store.delete("/k"))
+    updating = asyncio.create_task(store.update("/k", b"x", expected_revision=created.mod_revision))
+    await settle()
+    assert not updating.done()
+    assert await store.get("/k") == created
+    log.commit()
+    await deleting
+    with pytest.raises(errors.KeyNotFound):
+        await updating
+
+
+async def test_a_failed_commit_fails_pending_and_later_writes_but_keeps_reads() -> None:
+    log = HeldLog()
+    store = await started(log)
+    kept = await committed_key(store, log, "/kept")
+    first = asyncio.create_task(store.create("/a", b""))
+    second = asyncio.create_task(store.update("/kept", b"x", expected_revision=kept.mod_revision))
+    await settle()
+    log.fail()
+    for task in (first, second):
+        with pytest.raises(errors.Unavailable, match=r"^sqlite commit failed \(SQLITE_FULL\)$"):
+            await task
+    with pytest.raises(errors.Unavailable):
+        await store.create("/b", b"")
+    assert log.held == []
+    assert await store.get("/kept") == kept
+    assert await store.get("/a") is None
+    assert store.current_revision() == kept.mod_revision
+
+
+async def test_a_cancelled_writer_still_commits() -> None:
+    log = HeldLog()
+    store = await started(log)
+    task = asyncio.create_task(store.create("/k", b"v"))
+    await settle()
+    task.cancel()
+    await settle()
+    log.commit()
+    assert await store.get("/k") == KeyValue("/k", b"v", 1, 1)
+
+
+async def test_a_raising_commit_hook_is_logged_and_does_not_stop_the_commit(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    log = HeldLog()
+    store = await started(log)
+    calls: list[int] = []
+
+    def broken(events: list[Event]) -> None:
+        raise RuntimeError("boom")
+
+    store.add_commit_hook(broken)
+    store.add_commit_hook(lambda events: calls.append(events[-1].revision))
+    with caplog.at_level(logging.ERROR):
+        kv = await committed_key(store, log, "/k")
+    assert calls == [kv.mod_revision]
+    assert "storage commit hook failed" in caplog.text
+
+
+async def test_history_keeps_exactly_history_size_events() -> None:
+    log = HeldLog()
+    store = await started(log, history_size=3)
+    for i in range(5):
+        await committed_key(store, log, f"/k{i}")
+    assert store.oldest_revision() == 2
+    with pytest.raises(errors.Compacted):
+        await anext(store.watch("/", after_revision=1))
+    events = [
+        await anext(stream) for stream in [store.watch("/", after_revision=2)] for _ in range(3)
+    ]
+    assert [event.revision for event in events] == [3, 4, 5]
+
+
+async def test_history_keeps_young_events_beyond_its_size() -> None:
+    now = [100.0]
+    log = HeldLog()
+    store = await started(log, history_size=2, history_min_age=60.0, clock=lambda: now[0])
+    for i in range(4):
+        await committed_key(store, log, f"/k{i}")
+    assert store.oldest_revision() == 0
+    now[0] += 60.0
+    await committed_key(store, log, "/k4")
+    assert store.oldest_revision() == 3
+
+
+async def test_an_overflowing_watcher_is_cut_off_and_others_go_on() -> None:
+    log = HeldLog()
+    store = await started(log, watch_queue_size=2)
+    slow = store.watch("/", after_revision=0)
+    fast = store.watch("/", after_revision=0)
+    first = await committed_key(store, log, "/k0")
+    assert (await anext(slow)).kv == first
+    assert (await anext(fast)).kv == first
+    later = []
+    for i in range(1, 4):
+        later.append(await committed_key(store, log, f"/k{i}"))
+        assert (await anext(fast)).kv == later[-1]
+    with pytest.raises(errors.Compacted) as caught:
+        await anext(slow)
+    assert (caught.value.requested, caught.value.oldest) == (first.mod_revision, 0)
+
+
+async def test_an_event_reaches_only_watchers_of_matching_prefixes() -> None:
+    log = HeldLog()
+    store = await started(log)
+    streams = {
+        prefix: store.watch(prefix, after_revision=0) for prefix in ("", "/a/", "/a/b/", "/c/")
+    }
+    pending = {prefix: asyncio.ensure_future(anext(stream)) for prefix, stream in streams.items()}
+    await settle()
+    kv = await committed_key(store, log, "/a/b/x")
+    await settle()
+    assert {prefix for prefix, task in pending.items() if task.done()} == {"", "/a/", "/a/b/"}
+    assert pending["/a/b/"].result().kv == kv
+    pending["/c/"].cancel()
+
+
+async def test_prefixes_ending_in_the_last_code_point_are_ranges_too() -> None:
+    log = HeldLog()
+    store = await started(log)
+    top = "\U0010ffff"
+    for key in (f"a{top}", f"a{top}z", "b", f"{top}{top}"):
+        await committed_key(store, log, key)
+    assert [kv.key for kv in (await store.list(f"a{top}"))[1]] == [f"a{top}", f"a{top}z"]
+    assert await store.count(top) == 1
+    assert await store.count(f"{top}{top}") == 1
+
+
+async def test_requests_before_start_are_refused() -> None:
+    store = logstructured.LogStructured(HeldLog())
+    with pytest.raises(errors.Unavailable, match=r"^storage is not started$"):
+        await store.get("/k")
+
+
+async def test_close_commits_what_the_log_holds_then_refuses_reads() -> None:
+    log = HeldLog()
+    store = await started(log)
+    task = asyncio.create_task(store.create("/k", b""))
+    await settle()
+    await store.close()
+    assert (await task).mod_revision == 1
+    with pytest.raises(errors.Unavailable, match=r"^storage is closed$"):
+        await store.list("/")
+    await store.close()
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        pytest.param({"history_size": -1}, id="negative-history"),
+        pytest.param({"history_min_age": -1.0}, id="negative-age"),
+        pytest.param({"watch_queue_size": 0}, id="empty-queue"),
+    ],
+)
+def test_options_reject_impossible_values(options: dict[str, float]) -> None:
+    with pytest.raises(ValueError):
+        logstructured.Options(**options)  # type: ignore[arg-type]
+
+
+def test_event_kinds_are_put_and_delete() -> None:
+    assert [kind.value for kind in EventType] == ["PUT", "DELETE"]

@@ -1,0 +1,127 @@
+"""The SQLite dialect: schema, group commit, in-place rewrites, errors, shutdown."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+import stat
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from pyocm.apiserver.storage import errors, logstructured, sqlite
+
+
+@pytest.fixture
+def path(tmp_path: Path) -> Path:
+    return tmp_path / "nested" / "dir" / "state.db"
+
+
+@pytest.fixture
+async def store(path: Path) -> AsyncIterator[logstructured.LogStructured]:
+    backend = sqlite.new_backend(path)
+    await backend.start()
+    yield backend
+    await backend.close()
+
+
+def rows(path: Path, query: str) -> list[tuple[object, ...]]:
+    conn = sqlite3.connect(path)
+    try:
+        return conn.execute(query).fetchall()
+    finally:
+        conn.close()
+
+
+def log_of(store: logstructured.LogStructured) -> sqlite.SqliteLog:
+    assert isinstance(store.log, sqlite.SqliteLog)
+    return store.log
+
+
+async def test_the_file_is_created_owner_only_in_wal_mode(
+    store: logstructured.LogStructured, path: Path
+) -> None:
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert rows(path, "PRAGMA journal_mode") == [("wal",)]
+
+
+async def test_concurrent_writes_share_transactions(store: logstructured.LogStructured) -> None:
+    kvs = await asyncio.gather(*(store.create(f"/k{i}", b"v") for i in range(500)))
+    before = log_of(store).transactions
+    await asyncio.gather(
+        *(store.update(kv.key, b"w", expected_revision=kv.mod_revision) for kv in kvs)
+    )
+    assert 1 <= log_of(store).transactions - before <= 50
+
+
+async def test_sequential_writes_commit_one_transaction_each(
+    store: logstructured.LogStructured,
+) -> None:
+    for i in range(10):
+        await store.create(f"/k{i}", b"")
+    assert log_of(store).transactions == 10
+
+
+async def test_rewrites_update_rows_in_place_and_persist_the_revision(
+    store: logstructured.LogStructured, path: Path
+) -> None:
+    kv = await store.create("/lease", b"0")
+    for i in range(200):
+        kv = await store.update("/lease", str(i).encode(), expected_revision=kv.mod_revision)
+    await store.create("/gone", b"")
+    last = await store.delete("/gone")
+    assert rows(path, "SELECT key, value, create_revision, mod_revision FROM kv") == [
+        ("/lease", b"199", 1, kv.mod_revision)
+    ]
+    assert rows(path, "SELECT name, value FROM meta") == [("revision", last.mod_revision)]
+
+
+async def test_close_commits_queued_writes_and_checkpoints_the_wal(path: Path) -> None:
+    backend = sqlite.new_backend(path, sqlite=sqlite.SqliteOptions(synchronous="NORMAL"))
+    await backend.start()
+    tasks = [asyncio.create_task(backend.create(f"/k{i}", b"")) for i in range(50)]
+    await asyncio.sleep(0)
+    await backend.close()
+    assert all(task.done() and task.exception() is None for task in tasks)
+    wal = path.with_name(path.name + "-wal")
+    assert not wal.exists() or wal.stat().st_size == 0
+    assert rows(path, "SELECT COUNT(*) FROM kv") == [(50,)]
+
+
+async def test_a_failing_commit_raises_unavailable_and_stops_writes(
+    store: logstructured.LogStructured, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    kept = await store.create("/kept", b"")
+
+    def broken(self: object, batch: object) -> None:
+        raise sqlite3.OperationalError("disk I/O error near '/secret/key'")
+
+    monkeypatch.setattr(sqlite._Writer, "_write", broken)
+    with pytest.raises(errors.Unavailable) as caught:
+        await store.create("/secret/key", b"")
+    assert str(caught.value) == "sqlite commit failed (OperationalError)"
+    with pytest.raises(errors.Unavailable):
+        await store.update("/kept", b"x", expected_revision=kept.mod_revision)
+    assert await store.get("/kept") == kept
+
+
+async def test_a_file_that_is_not_a_database_raises_unavailable(tmp_path: Path) -> None:
+    path = tmp_path / "state.db"
+    path.write_bytes(b"this is not a database" * 100)
+    backend = sqlite.new_backend(path)
+    with pytest.raises(errors.Unavailable) as caught:
+        await backend.start()
+    assert str(caught.value) == "cannot read the sqlite database (SQLITE_NOTADB)"
+
+
+async def test_a_path_that_cannot_be_a_file_raises_unavailable(tmp_path: Path) -> None:
+    backend = sqlite.new_backend(tmp_path)
+    with pytest.raises(errors.Unavailable) as caught:
+        await backend.start()
+    assert str(caught.value) == "cannot open the sqlite database (IsADirectoryError)"
+
+
+def test_max_batch_must_be_positive() -> None:
+    with pytest.raises(ValueError, match=r"^max_batch must be at least 1$"):
+        sqlite.SqliteOptions(max_batch=0)
