@@ -53,6 +53,7 @@ class HubProcess:
         self.extra_args = extra_args or []
         self.proc: subprocess.Popen[bytes] | None = None
         self.log_path = self.data_dir / "hub.log"
+        self._log_offset = 0
 
     @property
     def url(self) -> str:
@@ -69,6 +70,7 @@ class HubProcess:
     def start(self, *, timeout: float = 60.0) -> HubProcess:
         self.data_dir.mkdir(parents=True, exist_ok=True)
         log = self.log_path.open("ab")
+        self._log_offset = log.tell()
         cmd = [sys.executable, "-m", "pyocm", "hub", "--data-dir", str(self.data_dir),
                "--listen", f"127.0.0.1:{self.port}", *self.extra_args]
         self.proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env={**os.environ, "PYTHONUNBUFFERED": "1"})
@@ -81,7 +83,7 @@ class HubProcess:
         while time.monotonic() < deadline:
             if self.proc is not None and self.proc.poll() is not None:
                 raise RuntimeError(f"hub exited with {self.proc.returncode}:\n{self.log()}")
-            if "pyocm hub listening on" in self.log():
+            if "pyocm hub listening on" in self.log()[self._log_offset:]:
                 return
             time.sleep(0.05)
         raise TimeoutError(f"hub not ready after {timeout}s:\n{self.log()}")

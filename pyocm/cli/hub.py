@@ -11,6 +11,7 @@ import logging
 import signal
 from datetime import timedelta
 from pathlib import Path
+from typing import NoReturn
 
 import typer
 
@@ -34,9 +35,9 @@ def hub(
         host, port = parse_listen(listen)
         duration = parse_duration(cluster_signing_duration)
     except ValueError as err:
-        raise typer.BadParameter(str(err)) from None
+        _fail(str(err))
     if sqlite_synchronous.upper() not in ("FULL", "NORMAL"):
-        raise typer.BadParameter("--sqlite-synchronous must be FULL or NORMAL")
+        _fail("--sqlite-synchronous must be FULL or NORMAL")
     config = ServerConfig(
         data_dir=(data_dir or default_data_dir()).expanduser().resolve(),
         host=host,
@@ -49,6 +50,11 @@ def hub(
     except OSError as err:
         typer.echo(f"error: {err}", err=True)
         raise typer.Exit(1) from None
+
+
+def _fail(message: str) -> NoReturn:
+    typer.echo(f"error: {message}", err=True)
+    raise typer.Exit(2)
 
 
 def parse_duration(text: str) -> timedelta:

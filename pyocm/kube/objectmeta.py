@@ -20,6 +20,14 @@ FIELD_MANAGER_MAX_LENGTH = 128
 SUBRESOURCE_MAX_LENGTH = 256
 STANDARD_FINALIZERS = ("kubernetes", "orphan", "foregroundDeletion")
 FIELD_IMMUTABLE = "field is immutable"
+_IMMUTABLE = (
+    "name",
+    "namespace",
+    "uid",
+    "creationTimestamp",
+    "deletionTimestamp",
+    "deletionGracePeriodSeconds",
+)
 # Events cannot own objects: the garbage collector would delete what they point at.
 _BANNED_OWNERS = {("v1", "Event")}
 
@@ -53,13 +61,9 @@ def validate_object_meta(
     errors += _namespace(
         meta.get("namespace") or "", namespaced=namespaced, path=f"{field_path}.namespace"
     )
-    generation = meta.get("generation") or 0
-    if generation < 0:
-        errors.append(
-            status.invalid(
-                f"{field_path}.generation", generation, "must be greater than or equal to 0"
-            )
-        )
+    if _generation(meta) < 0:
+        detail = "must be greater than or equal to 0"
+        errors.append(status.invalid(f"{field_path}.generation", _generation(meta), detail))
     errors += _common(meta, field_path)
     finalizers = list(meta.get("finalizers") or [])
     errors += validate_finalizers(finalizers, f"{field_path}.finalizers")
@@ -76,38 +80,32 @@ def validate_object_meta_update(
 
     ``resourceVersion`` preconditions are not checked here; the store owns them.
     """
-    errors: list[status.FieldError] = []
-    new_finalizers = list(new.get("finalizers") or [])
-    if old.get("deletionTimestamp"):
-        added = sorted(set(new_finalizers) - set(old.get("finalizers") or []))
-        if added:
-            shown = "[]string{" + ", ".join(f'"{f}"' for f in added) + "}"
-            errors.append(
-                status.forbidden(
-                    f"{field_path}.finalizers",
-                    f"no new finalizers can be added if the object is being deleted, found new finalizers {shown}",
-                )
-            )
-    if (new.get("generation") or 0) < (old.get("generation") or 0):
-        errors.append(
-            status.invalid(
-                f"{field_path}.generation", new.get("generation") or 0, "must not be decremented"
-            )
-        )
-    for key in (
-        "name",
-        "namespace",
-        "uid",
-        "creationTimestamp",
-        "deletionTimestamp",
-        "deletionGracePeriodSeconds",
-    ):
-        if not _same_value(key, new.get(key), old.get(key)):
-            errors.append(status.invalid(f"{field_path}.{key}", new.get(key), FIELD_IMMUTABLE))
+    errors = _no_new_finalizers(new, old, f"{field_path}.finalizers")
+    if _generation(new) < _generation(old):
+        detail = "must not be decremented"
+        errors.append(status.invalid(f"{field_path}.generation", _generation(new), detail))
+    errors += [
+        status.invalid(f"{field_path}.{key}", new.get(key), FIELD_IMMUTABLE)
+        for key in _IMMUTABLE
+        if not _same_value(key, new.get(key), old.get(key))
+    ]
     errors += _common(new, field_path)
     if builtin:
-        errors += _kube_finalizers(new_finalizers, f"{field_path}.finalizers")
+        errors += _kube_finalizers(list(new.get("finalizers") or []), f"{field_path}.finalizers")
     return errors
+
+
+def _no_new_finalizers(new: Meta, old: Meta, path: str) -> list[status.FieldError]:
+    """Once deletion started, finalizers may only be removed: adding one would let a
+    controller block a deletion it never saw begin."""
+    if not old.get("deletionTimestamp"):
+        return []
+    added = sorted(set(new.get("finalizers") or []) - set(old.get("finalizers") or []))
+    if not added:
+        return []
+    shown = "[]string{" + ", ".join(f'"{f}"' for f in added) + "}"
+    detail = f"no new finalizers can be added if the object is being deleted, found new finalizers {shown}"
+    return [status.forbidden(path, detail)]
 
 
 def validate_finalizers(finalizers: Sequence[str], field_path: str) -> list[status.FieldError]:
@@ -250,6 +248,11 @@ def _kube_finalizers(finalizers: Sequence[str], path: str) -> list[status.FieldE
         for i, f in enumerate(finalizers)
         if "/" not in f and f not in STANDARD_FINALIZERS
     ]
+
+
+def _generation(meta: Meta) -> int:
+    value = meta.get("generation")
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
 def _each(path: str, value: Any, messages: list[str]) -> list[status.FieldError]:

@@ -235,45 +235,25 @@ def _validate_expression(expr: Mapping[str, Any], path: str) -> list[status.Fiel
     return errors
 
 
-class _Token(Enum):
-    ERROR = 0
-    END = 1
-    CLOSE = 2
-    COMMA = 3
-    NOT = 4
-    DOUBLE_EQUALS = 5
-    EQUALS = 6
-    GREATER = 7
-    IDENTIFIER = 8
-    IN = 9
-    LESS = 10
-    NOT_EQUALS = 11
-    NOT_IN = 12
-    OPEN = 13
-
-
-_KEYWORDS = {
-    ")": _Token.CLOSE, ",": _Token.COMMA, "!": _Token.NOT, "==": _Token.DOUBLE_EQUALS,
-    "=": _Token.EQUALS, ">": _Token.GREATER, "in": _Token.IN, "<": _Token.LESS,
-    "!=": _Token.NOT_EQUALS, "notin": _Token.NOT_IN, "(": _Token.OPEN,
-}  # fmt: skip
+# Token kinds are the keyword itself, or one of these two for everything else.
+_END, _IDENT = "<end>", "<identifier>"
+_KEYWORDS = frozenset({"(", ")", ",", "!", "=", "==", "!=", ">", "<", "in", "notin"})
 _BINARY = {
-    _Token.IN: Operator.IN, _Token.EQUALS: Operator.EQUALS, _Token.DOUBLE_EQUALS: Operator.DOUBLE_EQUALS,
-    _Token.GREATER: Operator.GREATER_THAN, _Token.LESS: Operator.LESS_THAN,
-    _Token.NOT_IN: Operator.NOT_IN, _Token.NOT_EQUALS: Operator.NOT_EQUALS,
+    "in": Operator.IN, "notin": Operator.NOT_IN, "=": Operator.EQUALS, "==": Operator.DOUBLE_EQUALS,
+    "!=": Operator.NOT_EQUALS, ">": Operator.GREATER_THAN, "<": Operator.LESS_THAN,
 }  # fmt: skip
 _SPECIAL = frozenset("=!(),><")
 _BLANK = frozenset(" \t\r\n")
 
 
-def _lex(text: str) -> list[tuple[_Token, str]]:
-    """Tokens of ``text``, ending with END; ``in``/``notin`` are keywords wherever they stand."""
+def _lex(text: str) -> list[tuple[str, str]]:
+    """(kind, literal) tokens ending with ``_END``; ``in``/``notin`` are always keywords."""
     tokens, pos = [], 0
     while True:
         while pos < len(text) and text[pos] in _BLANK:
             pos += 1
         if pos >= len(text):
-            tokens.append((_Token.END, ""))
+            tokens.append((_END, ""))
             return tokens
         start = pos
         if text[pos] in _SPECIAL:
@@ -283,7 +263,7 @@ def _lex(text: str) -> list[tuple[_Token, str]]:
             while pos < len(text) and text[pos] not in _SPECIAL and text[pos] not in _BLANK:
                 pos += 1
         literal = text[start:pos]
-        tokens.append((_KEYWORDS.get(literal, _Token.IDENTIFIER), literal))
+        tokens.append((literal if literal in _KEYWORDS else _IDENT, literal))
 
 
 class _LabelParser:
@@ -294,14 +274,12 @@ class _LabelParser:
         self.tokens = _lex(text)
         self.position = 0
 
-    def peek(self, values: bool = True) -> tuple[_Token, str]:
-        token, literal = self.tokens[self.position]
+    def peek(self, values: bool = True) -> tuple[str, str]:
+        kind, literal = self.tokens[self.position]
         # In value position, "in" and "notin" are plain words.
-        if values and token in (_Token.IN, _Token.NOT_IN):
-            token = _Token.IDENTIFIER
-        return token, literal
+        return (_IDENT if values and kind in ("in", "notin") else kind), literal
 
-    def take(self, values: bool = True) -> tuple[_Token, str]:
+    def take(self, values: bool = True) -> tuple[str, str]:
         found = self.peek(values)
         self.position += 1
         return found
@@ -309,10 +287,10 @@ class _LabelParser:
     def parse(self) -> list[Requirement]:
         requirements: list[Requirement] = []
         while True:
-            token, literal = self.peek()
-            if token is _Token.END:
+            kind, literal = self.peek()
+            if kind == _END:
                 return requirements
-            if token not in (_Token.IDENTIFIER, _Token.NOT):
+            if kind not in (_IDENT, "!"):
                 raise SelectorError(
                     f"found '{literal}', expected: !, identifier, or 'end of string'"
                 )
@@ -320,55 +298,55 @@ class _LabelParser:
                 requirements.append(self.requirement())
             except SelectorError as err:
                 raise SelectorError(f"unable to parse requirement: {err}") from None
-            token, literal = self.take()
-            if token is _Token.END:
+            kind, literal = self.take()
+            if kind == _END:
                 return requirements
-            if token is not _Token.COMMA:
+            if kind != ",":
                 raise SelectorError(f"found '{literal}', expected: ',' or 'end of string'")
-            token, literal = self.peek()
-            if token not in (_Token.IDENTIFIER, _Token.NOT):
+            kind, literal = self.peek()
+            if kind not in (_IDENT, "!"):
                 raise SelectorError(f"found '{literal}', expected: identifier after ','")
 
     def requirement(self) -> Requirement:
-        token, key = self.take()
-        negated = token is _Token.NOT
+        kind, key = self.take()
+        negated = kind == "!"
         if negated:
-            token, key = self.take()
-        if token is not _Token.IDENTIFIER:
+            kind, key = self.take()
+        if kind != _IDENT:
             raise SelectorError(f"found '{key}', expected: identifier")
         if problems := names.is_qualified_name(key):
             raise SelectorError(_invalid_text("<nil>", json.dumps(key), "; ".join(problems)))
         if negated:
             return new_requirement(key, Operator.DOES_NOT_EXIST)
-        if self.peek()[0] in (_Token.END, _Token.COMMA):
+        if self.peek()[0] in (_END, ","):
             return new_requirement(key, Operator.EXISTS)
-        token, literal = self.take(values=False)
-        operator = _BINARY.get(token)
-        if operator is None:
+        kind, literal = self.take(values=False)
+        if kind not in _BINARY:
             raise SelectorError(f"found '{literal}', expected: '=', '!=', '==', 'in', notin'")
+        operator = _BINARY[kind]
         values = self.value_set() if operator in _SET_OPS else self.exact_value()
         return new_requirement(key, operator, sorted(values))
 
     def exact_value(self) -> set[str]:
-        if self.peek()[0] in (_Token.END, _Token.COMMA):
+        if self.peek()[0] in (_END, ","):
             return {""}
-        token, literal = self.take()
-        if token is not _Token.IDENTIFIER:
+        kind, literal = self.take()
+        if kind != _IDENT:
             raise SelectorError(f"found '{literal}', expected: identifier")
         return {literal}
 
     def value_set(self) -> set[str]:
-        token, literal = self.take()
-        if token is not _Token.OPEN:
+        kind, literal = self.take()
+        if kind != "(":
             raise SelectorError(f"found '{literal}' expected: '('")
-        token, literal = self.peek()
-        if token is _Token.CLOSE:
+        kind, literal = self.peek()
+        if kind == ")":
             self.take()
             return {""}
-        if token not in (_Token.IDENTIFIER, _Token.COMMA):
+        if kind not in (_IDENT, ","):
             raise SelectorError(f"found '{literal}', expected: ',', ')' or identifier")
         values = self.identifiers()
-        if self.take()[0] is not _Token.CLOSE:
+        if self.take()[0] != ")":
             raise SelectorError(f"found '{literal}', expected: ')'")
         return values
 
@@ -376,24 +354,22 @@ class _LabelParser:
         """A comma list where empty items stand for the empty value: ``(,a)``, ``(a,,b)``."""
         values: set[str] = set()
         while True:
-            token, literal = self.take()
-            if token is _Token.IDENTIFIER:
+            kind, literal = self.take()
+            if kind == _IDENT:
                 values.add(literal)
                 following, shown = self.peek()
-                if following is _Token.CLOSE:
+                if following == ")":
                     return values
-                if following is not _Token.COMMA:
+                if following != ",":
                     raise SelectorError(f"found '{shown}', expected: ',' or ')'")
-            elif token is _Token.COMMA:
-                if not values:
-                    values.add("")
+            elif kind == ",":
                 following = self.peek()[0]
-                if following is _Token.CLOSE:
+                if not values or following in (")", ","):
                     values.add("")
+                if following == ")":
                     return values
-                if following is _Token.COMMA:
+                if following == ",":
                     self.take()
-                    values.add("")
             else:
                 raise SelectorError(f"found '{literal}', expected: ',', or identifier")
 

@@ -138,8 +138,39 @@ def _apply_element_orders(original: dict[str, Any], patch: dict[str, Any], schem
             merged = _merge_list_field(live, change, sub, False)
         in_order, server_only = _partition(merged, order, sub.merge_key)
         is_map = _element_kind((live or []) + (change or [])) == "map"
-        original[name] = _normalize(in_order, server_only, order, live or [], sub.merge_key, is_map)
+        server_order = live or []
+        if live and change and sub.merge and is_map:
+            server_order = _aliased_live(live, change, sub.merge_key)
+        original[name] = _normalize(
+            in_order, server_only, order, server_order, sub.merge_key, is_map
+        )
         patch.pop(name, None)
+
+
+def _aliased_live(live: list[Any], change: list[Any], key: str) -> list[Any]:
+    """The live list as apimachinery sees it after merging ``change`` into it.
+
+    Go deletes list items by shifting them left in the same backing array, and appends new
+    items into the freed slots, so the "live order" used to place server-only items also
+    contains the deletions' leftovers and the additions. Replaying that keeps element order
+    identical to Kubernetes when one patch both deletes and adds items.
+    """
+    slots, length = list(live), len(live)
+    for item in change:
+        if isinstance(item, dict) and item.get(PATCH) == "delete":
+            while (i := _index(slots[:length], item, key)) >= 0:
+                slots[i : length - 1] = slots[i + 1 : length]
+                length -= 1
+    if any(isinstance(item, dict) and item.get(PATCH) == "replace" for item in change):
+        return slots  # the merge then builds a new list and leaves these slots alone
+    for item in change:
+        if PATCH in item or _index(slots[:length], item, key) >= 0:
+            continue
+        if length == len(slots):
+            break  # a full array is reallocated: later additions land elsewhere
+        slots[length] = item
+        length += 1
+    return slots
 
 
 def _merge_list_field(

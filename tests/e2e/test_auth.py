@@ -13,8 +13,9 @@ RBAC = "/apis/rbac.authorization.k8s.io/v1"
 
 
 async def test_anonymous_gets_401_except_health(hub: HubProcess) -> None:
-    import aiohttp
     import ssl
+
+    import aiohttp
 
     ctx = ssl.create_default_context()
     ctx.load_verify_locations(cadata=hub.ca_pem.decode())
@@ -113,7 +114,7 @@ async def test_subject_access_review_uses_given_groups(admin: Client) -> None:
     assert out["status"]["allowed"] is False
     del review["spec"]["user"]
     del review["spec"]["groups"]
-    code, status = await admin.post("/apis/authorization.k8s.io/v1/subjectaccessreviews", review)
+    code, _ = await admin.post("/apis/authorization.k8s.io/v1/subjectaccessreviews", review)
     assert code == 422
 
 

@@ -26,6 +26,7 @@ async def test_restart_reuses_ca_and_data_and_expires_old_watches(tmp_path: Path
         async with Client(hub.kubeconfig) as client:
             code, obj = await client.post(CM, {"metadata": {"name": "kept"}, "data": {"a": "1"}})
             assert code == 201
+            assert (await client.post(CM, {"metadata": {"name": "later"}}))[0] == 201
         rv = obj["metadata"]["resourceVersion"]
     finally:
         assert hub.stop() == 0

@@ -92,12 +92,12 @@ async def test_custom_resource_defaults_and_generation(admin: Client, unique: st
     assert obj["metadata"]["generation"] == 1
     code, obj = await admin.patch(f"{MCL}/{unique}", {"spec": {"hubAcceptsClient": True}})
     assert code == 200 and obj["metadata"]["generation"] == 2
-    code, obj = await admin.patch(f"{MCL}/{unique}", {"metadata": {"labels": {"a": "b"}}})
+    _, obj = await admin.patch(f"{MCL}/{unique}", {"metadata": {"labels": {"a": "b"}}})
     assert obj["metadata"]["generation"] == 2
 
 
 async def test_status_subresource_split(admin: Client, unique: str) -> None:
-    _, obj = await admin.post(MCL, cluster(unique, hubAcceptsClient=False))
+    await admin.post(MCL, cluster(unique, hubAcceptsClient=False))
     status_body = {"conditions": [{"type": "ManagedClusterJoined", "status": "True", "reason": "Joined",
                                    "message": "joined", "lastTransitionTime": "2026-01-01T00:00:00Z"}]}
     # status is ignored on the main resource ...

@@ -19,7 +19,11 @@ conditions) lives in :mod:`.customresource` and :mod:`.controller`.
 
 from __future__ import annotations
 
-from pyocm.apiserver.apiextensions.crd_validation import default_crd, validate_crd, validate_crd_update
+from pyocm.apiserver.apiextensions.crd_validation import (
+    default_crd,
+    validate_crd,
+    validate_crd_update,
+)
 from pyocm.apiserver.apiextensions.defaulting import apply_defaults
 from pyocm.apiserver.apiextensions.pruning import prune
 from pyocm.apiserver.apiextensions.schema import CompiledSchema

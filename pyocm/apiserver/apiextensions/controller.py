@@ -124,7 +124,7 @@ class CrdController:
         wanted_conditions = [
             _condition(conditions.get("NamesAccepted"), "NamesAccepted", names_ok,
                        "NoConflicts" if not conflict else "NameConflict",
-                       "no conflicts found" if not conflict else conflict),
+                       conflict or "no conflicts found"),
             _condition(conditions.get("Established"), "Established", names_ok,
                        "InitialNamesAccepted" if not conflict else "NotAccepted",
                        "the initial names have been accepted" if not conflict else "not all names are accepted"),

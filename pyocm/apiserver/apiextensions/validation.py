@@ -144,6 +144,8 @@ def _check_null(node: Node, name: str, run: _Run) -> int:
 def _check_type(node: Node, data: Any, name: str, run: _Run) -> int:
     found, found_format = _KINDS.get(type(data), ("object", ""))
     types = node.types
+    if found in types and (not node.format or found in ("string", "array")):
+        return 1  # the common case, decided without the numeric special cases below
     float_int = found == "number" and "integer" in types and abs(data) <= _JSON_LIMIT and float(data).is_integer()
     int_float = found == "integer" and "number" in types
     matches = found in types or float_int or int_float
@@ -161,8 +163,12 @@ def _check_type(node: Node, data: Any, name: str, run: _Run) -> int:
 def _check_composed(node: Node, data: Any, name: str, run: _Run) -> int:
     count = 1
     if node.any_of:
-        results = [_branch(sub, data, name, run) for sub in node.any_of]
-        if not any(not errs for errs, _ in results):
+        results = []
+        for sub in node.any_of:  # like kube-openapi, stop at the first branch that holds
+            results.append(_branch(sub, data, name, run))
+            if not results[-1][0]:
+                break
+        else:
             run.composite(f"{_go_quote(name)} must validate at least one schema (anyOf)")
             run.out.extend(_best(results))
     if node.one_of:

@@ -28,7 +28,7 @@ class AggregationController:
         if any(e.kv.key.startswith(self._prefix) for e in events):
             self.loop.add("all")
 
-    async def _reconcile(self, _: str) -> float | None:
+    async def _reconcile(self, key: str) -> float | None:
         _, roles = await self._state.store.list(self._info, namespace="")
         wanted = aggregation.aggregate(roles)
         by_name = {r["metadata"]["name"]: r for r in roles}

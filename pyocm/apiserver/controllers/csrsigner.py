@@ -102,7 +102,7 @@ class CsrCleaner:
         self.loop.start()
         self.loop.add("sweep")
 
-    async def _sweep(self, _: str) -> float:
+    async def _sweep(self, key: str) -> float:
         _, items = await self._state.store.list(self._info, namespace="")
         now = datetime.now(UTC)
         for csr in items:

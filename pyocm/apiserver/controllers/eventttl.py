@@ -27,7 +27,7 @@ class EventTtl:
         self.loop.start()
         self.loop.add("sweep")
 
-    async def _sweep(self, _: str) -> float:
+    async def _sweep(self, key: str) -> float:
         _, events = await self._state.store.list(self._info, namespace="")
         cutoff = datetime.now(UTC) - EVENT_TTL
         for event in events:

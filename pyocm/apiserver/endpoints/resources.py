@@ -7,7 +7,17 @@ from dataclasses import dataclass
 from aiohttp import web
 
 from pyocm.apiserver.authentication.user import UserInfo
-from pyocm.apiserver.endpoints import create, delete, get, patch, requestinfo, reviews, tokenrequest, update, watch
+from pyocm.apiserver.endpoints import (
+    create,
+    delete,
+    get,
+    patch,
+    requestinfo,
+    reviews,
+    tokenrequest,
+    update,
+    watch,
+)
 from pyocm.apiserver.registry.resources import ResourceInfo
 from pyocm.apiserver.registry.strategy import Context
 from pyocm.apiserver.state import ServerState
@@ -84,6 +94,6 @@ def _check_scope(target: Target) -> None:
     info, req = target.info, target.request
     if not info.namespaced and req.namespace and not (info.plural == "namespaces" and not info.group):
         raise status.path_not_found()
-    if info.namespaced and not req.namespace and req.verb not in ("list", "watch", "deletecollection"):
-        if not info.virtual:
-            raise status.path_not_found()
+    cross_namespace = req.verb in ("list", "watch", "deletecollection") or info.virtual
+    if info.namespaced and not req.namespace and not cross_namespace:
+        raise status.path_not_found()

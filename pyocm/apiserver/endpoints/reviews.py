@@ -90,6 +90,7 @@ def _access(state: ServerState, user: UserInfo, spec: Obj, *, namespace_required
             name=str(resource.get("name") or ""),
         )
     else:
+        assert isinstance(non_resource, dict)
         attrs = Attributes(
             user=user, verb=str(non_resource.get("verb") or ""), resource_request=False, path=str(non_resource.get("path") or "")
         )

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import orjson
 from aiohttp import web
@@ -81,7 +81,8 @@ async def _pump(
                 wait = min(wait, deadline - loop.time())
                 if wait <= 0:
                     return
-            done, _ = await asyncio.wait({next_event, stopping}, timeout=wait, return_when=asyncio.FIRST_COMPLETED)
+            waiting: set[asyncio.Future[Any]] = {next_event, stopping}
+            done, _ = await asyncio.wait(waiting, timeout=wait, return_when=asyncio.FIRST_COMPLETED)
             if stopping in done:
                 return
             if next_event not in done:

@@ -10,6 +10,7 @@ are translated to API errors in :mod:`pyocm.apiserver.registry.errors` only.
 
 from __future__ import annotations
 
+import builtins
 import copy
 import uuid
 from collections.abc import Awaitable, Callable
@@ -147,13 +148,13 @@ class Store:
             raise errors.translate(err, info, name) from None
         return self.present(info, codec.decode_at(kv.value, kv.mod_revision))
 
-    def _create_errors(self, info: ResourceInfo, obj: Obj, ctx: Context) -> list[status.FieldError]:
+    def _create_errors(self, info: ResourceInfo, obj: Obj, ctx: Context) -> builtins.list[status.FieldError]:
         errs = objectmeta.validate_object_meta(
             meta(obj), namespaced=info.namespaced, name_validator=info.strategy.name_validator
         )
         return errs + info.strategy.validate_create(obj, ctx)
 
-    def _validate(self, info: ResourceInfo, obj: Obj, ctx: Context, *, errors_: list[status.FieldError]) -> None:
+    def _validate(self, info: ResourceInfo, obj: Obj, ctx: Context, *, errors_: builtins.list[status.FieldError]) -> None:
         if ctx.field_validation == "Strict" and ctx.warnings:
             raise status.bad_request("strict decoding error: " + ", ".join(ctx.warnings))
         if errors_:
@@ -289,7 +290,7 @@ class Store:
         if info.strategy.spec_of(obj) != info.strategy.spec_of(old):
             meta(obj)["generation"] = int(meta(old).get("generation") or 0) + 1
 
-    def _finalizer_errors(self, obj: Obj, old: Obj) -> list[status.FieldError]:
+    def _finalizer_errors(self, obj: Obj, old: Obj) -> builtins.list[status.FieldError]:
         if not meta(old).get("deletionTimestamp"):
             return []
         added = [f for f in meta(obj).get("finalizers") or [] if f not in (meta(old).get("finalizers") or [])]

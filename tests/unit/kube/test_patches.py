@@ -53,7 +53,7 @@ def test_merge_patch(patch: dict[str, Any], expected: dict[str, Any]) -> None:
     before = copy.deepcopy(ORIGINAL)
     result = patches.merge_patch(ORIGINAL, patch)
     assert result == expected
-    assert ORIGINAL == before
+    assert before == ORIGINAL
 
 
 @pytest.mark.parametrize(
@@ -163,7 +163,7 @@ def test_json_patch(operations: list[dict[str, Any]], expected: dict[str, str]) 
     before = copy.deepcopy(ORIGINAL)
     result = patches.json_patch(ORIGINAL, operations)
     assert result["metadata"]["labels"] == expected
-    assert ORIGINAL == before
+    assert before == ORIGINAL
 
 
 def test_json_patch_appends_to_list_and_does_not_alias_values() -> None:
@@ -255,7 +255,7 @@ def test_json_patch_failure_leaves_original_untouched() -> None:
             ORIGINAL,
             [{"op": "remove", "path": "/metadata/labels/a"}, {"op": "remove", "path": "/missing"}],
         )
-    assert ORIGINAL == before
+    assert before == ORIGINAL
 
 
 def test_json_patch_operation_limit() -> None:
