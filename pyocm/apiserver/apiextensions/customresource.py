@@ -22,6 +22,7 @@ CRD_GROUP = "apiextensions.k8s.io"
 class CustomResourceStrategy(Strategy):
     allow_unconditional_update = False
     tracks_generation = True
+    builtin = False
 
     def __init__(self, *, kind: str, schema: CompiledSchema | None, subresources: tuple[str, ...]) -> None:
         self.subresources = subresources

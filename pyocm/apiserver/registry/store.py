@@ -150,7 +150,8 @@ class Store:
 
     def _create_errors(self, info: ResourceInfo, obj: Obj, ctx: Context) -> builtins.list[status.FieldError]:
         errs = objectmeta.validate_object_meta(
-            meta(obj), namespaced=info.namespaced, name_validator=info.strategy.name_validator
+            meta(obj), namespaced=info.namespaced, name_validator=info.strategy.name_validator,
+            builtin=info.strategy.builtin,
         )
         return errs + info.strategy.validate_create(obj, ctx)
 
@@ -244,8 +245,11 @@ class Store:
         self._bump_generation(info, obj, old)
         request = Request(Operation.UPDATE, info, ctx, ctx.namespace, name, obj, old)
         await self.admission.mutate(request)
-        errs = objectmeta.validate_object_meta_update(meta(obj), meta(old))
-        errs += objectmeta.validate_object_meta(meta(obj), namespaced=info.namespaced, name_validator=info.strategy.name_validator)
+        errs = objectmeta.validate_object_meta_update(meta(obj), meta(old), builtin=info.strategy.builtin)
+        errs += objectmeta.validate_object_meta(
+            meta(obj), namespaced=info.namespaced, name_validator=info.strategy.name_validator,
+            builtin=info.strategy.builtin,
+        )
         errs += self._finalizer_errors(obj, old)
         self._validate(info, obj, ctx, errors_=errs + info.strategy.validate_update(obj, old, ctx))
         await self.admission.validate(request)

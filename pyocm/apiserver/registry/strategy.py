@@ -74,6 +74,9 @@ class Strategy:
     tracks_generation: bool = True
     #: PUT of a missing object creates it (Kubernetes allows this for a few kinds).
     allow_create_on_update: bool = False
+    #: Built-in kinds accept only the standard finalizers without a '/'; custom resources
+    #: are held to the qualified-name rule only.
+    builtin: bool = True
 
     def __init__(self) -> None:
         self.fields: dict[str, FieldGetter] = {**BASE_FIELDS, **self.field_getters()}
