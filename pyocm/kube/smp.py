@@ -31,9 +31,15 @@ _MISSING = ("missing",)  # the identity of an item without the merge key
 
 @dataclass(frozen=True)
 class Schema:
-    """Patch metadata for one value: struct ``fields``, the schema of list items or map
-    values (``elements``), and the list's strategy. Unknown fields merge as maps and
-    replace as lists, the struct-tag default."""
+    """Patch metadata for one value, from its Go struct tags.
+
+    ``fields`` holds struct members and ``elements`` the schema of list items or map
+    values; a field found in neither merges as a map or is replaced as a list, the
+    default for untagged fields. ``merge`` is ``patchStrategy:"merge"`` (by ``merge_key``,
+    or as a set when there is none). ``retain_keys`` records ``patchStrategy:"retainKeys"``
+    for clients that compose patches; applying honours a ``$retainKeys`` directive
+    wherever it appears, as apimachinery does.
+    """
 
     fields: Mapping[str, Schema] = field(default_factory=dict)
     elements: Schema | None = None
@@ -94,7 +100,8 @@ def _merge_map(original: dict[str, Any], patch: dict[str, Any], schema: Schema) 
 def _map_directive(patch: dict[str, Any]) -> dict[str, Any]:
     directive = patch[PATCH]
     if directive == "replace":
-        return _clean({k: v for k, v in patch.items() if k != PATCH})  # type: ignore[no-any-return]
+        replaced: dict[str, Any] = _clean({k: v for k, v in patch.items() if k != PATCH})
+        return replaced
     if directive == "delete":
         return {}
     raise PatchError(f"unknown patch type: {_go(directive)} in map: {_go(patch)}", code=500)
@@ -178,7 +185,8 @@ def _merge_list_field(
 ) -> list[Any]:
     if schema.merge or delete_list:
         return _merge_list(live, change, schema, delete_list)
-    return _clean(change)  # type: ignore[no-any-return]
+    replaced: list[Any] = _clean(change)
+    return replaced
 
 
 def _merge_list(live: list[Any], change: list[Any], schema: Schema, delete_list: bool) -> list[Any]:

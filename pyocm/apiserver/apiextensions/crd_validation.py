@@ -88,6 +88,9 @@ def validate_crd(crd: Obj) -> list[FieldError]:
     accepted = _d(crd.get("status")).get("acceptedNames")
     if isinstance(accepted, dict):
         errs += _name_format_errors(accepted, "status.acceptedNames")
+    if spec.get("preserveUnknownFields") is True:
+        detail = "cannot set to true, set x-preserve-unknown-fields to true in spec.versions[*].schema instead"
+        errs.append(status.invalid("spec.preserveUnknownFields", True, detail))
     return errs
 
 
@@ -130,6 +133,7 @@ def _stored_version_errors(stored: list[Any], versions: list[Any]) -> list[Field
 
 
 def _spec_errors(spec: dict[str, Any]) -> list[FieldError]:
+    """``validateCustomResourceDefinitionSpec``, in its order."""
     errs = _group_errors(spec.get("group"))
     scope = spec.get("scope")
     if not scope:
@@ -137,16 +141,66 @@ def _spec_errors(spec: dict[str, Any]) -> list[FieldError]:
     elif scope not in _SCOPES:
         errs.append(status.not_supported("spec.scope", scope, _SCOPES))
     versions = [_d(v) for v in spec.get("versions") or []]
-    errs += _version_errors(versions)
-    names = _d(spec.get("names"))
-    errs += [status.required(f"spec.names.{k}") for k in ("plural", "singular", "kind", "listKind") if not names.get(k)]
-    errs += _name_format_errors(names, "spec.names")
-    errs += _per_version_errors(versions)
-    errs += _conversion_errors(_d(spec.get("conversion")))
-    if spec.get("preserveUnknownFields") is True:
-        detail = "cannot set to true, set x-kubernetes-preserve-unknown-fields to true in spec.versions[*].schema instead"
-        errs.append(status.invalid("spec.preserveUnknownFields", True, detail))
+    hoisted = _hoisted(versions)
+    if hoisted["schema"] is None:
+        errs += [status.required(f"spec.versions[{i}].schema.openAPIV3Schema", "schemas are required")
+                 for i, v in enumerate(versions) if _schema_of(v) is None]
+    if spec.get("preserveUnknownFields") is True and any(_has_default(_schema_of(v)) for v in versions):
+        errs.append(status.invalid("spec.preserveUnknownFields", True, "must be false in order to use defaults in the schema"))
+    for i, version in enumerate(versions):
+        errs += _version_errors(version, f"spec.versions[{i}]", hoisted)
+    names = [v.get("name") for v in versions]
+    if len(set(names)) != len(names):
+        errs.append(status.invalid("spec.versions", versions, "must contain unique version names"))
+    if sum(1 for v in versions if v.get("storage") is True) != 1:
+        errs.append(status.invalid("spec.versions", versions, "must have exactly one version marked as storage version"))
+    names_spec = _d(spec.get("names"))
+    errs += [status.required(f"spec.names.{k}") for k in ("plural", "singular", "kind", "listKind") if not names_spec.get(k)]
+    errs += _name_format_errors(names_spec, "spec.names")
+    if hoisted["schema"] is not None:
+        errs += _schema_errors(hoisted["schema"], "spec.validation", any(map(_status_on, versions)))
+    errs += _subresource_errors(_d(hoisted["subresources"]), "spec.subresources")
+    errs += _column_errors(hoisted["additionalPrinterColumns"] or [], "spec.additionalPrinterColumns")
+    return errs + _conversion_errors(_d(spec.get("conversion")), spec.get("preserveUnknownFields") is True)
+
+
+def _schema_of(version: dict[str, Any]) -> Any:
+    return _d(version.get("schema")).get("openAPIV3Schema")
+
+
+def _hoisted(versions: list[dict[str, Any]]) -> dict[str, Any]:
+    """What the v1 to internal conversion moves to the top level: values all versions share."""
+    out: dict[str, Any] = {}
+    for key in ("schema", "subresources", "additionalPrinterColumns"):
+        values = [_schema_of(v) if key == "schema" else v.get(key) for v in versions]
+        same = bool(values) and all(x == values[0] for x in values) and values[0] not in (None, [])
+        out[key] = values[0] if same else None
+    return out
+
+
+def _version_errors(version: dict[str, Any], path: str, hoisted: dict[str, Any]) -> list[FieldError]:
+    errs = []
+    name = str(version.get("name") or "")
+    if problems := schema.dns1035_label_errors(name):
+        errs.append(status.invalid(f"{path}.name", name, ",".join(problems)))
+    errs += _deprecation_errors(version, f"{path}.deprecationWarning")
+    if hoisted["schema"] is None and _schema_of(version) is not None:
+        errs += _schema_errors(_schema_of(version), f"{path}.schema", _status_on(version))
+    if hoisted["subresources"] is None:
+        errs += _subresource_errors(_d(version.get("subresources")), f"{path}.subresources")
+    if hoisted["additionalPrinterColumns"] is None:
+        errs += _column_errors(version.get("additionalPrinterColumns") or [], f"{path}.additionalPrinterColumns")
     return errs
+
+
+def _deprecation_errors(version: dict[str, Any], path: str) -> list[FieldError]:
+    warning = version.get("deprecationWarning")
+    if warning is None:
+        return []
+    if not version.get("deprecated"):
+        return [status.invalid(path, warning, "can only be set for deprecated versions")]
+    problems = (["must be <= 256 characters long"] if len(warning) > 256 else []) + ([] if warning else ["must not be an empty string"])
+    return [status.invalid(path, warning, p) for p in problems]
 
 
 def _group_errors(group: Any) -> list[FieldError]:
@@ -159,20 +213,6 @@ def _group_errors(group: Any) -> list[FieldError]:
     return []
 
 
-def _version_errors(versions: list[dict[str, Any]]) -> list[FieldError]:
-    errs = []
-    for i, version in enumerate(versions):
-        name = str(version.get("name") or "")
-        if problems := schema.dns1035_label_errors(name):
-            errs.append(status.invalid(f"spec.versions[{i}].name", name, ",".join(problems)))
-    names = [v.get("name") for v in versions]
-    if len(set(names)) != len(names):
-        errs.append(status.invalid("spec.versions", versions, "must contain unique version names"))
-    if sum(1 for v in versions if v.get("storage") is True) != 1:
-        errs.append(status.invalid("spec.versions", versions, "must have exactly one version marked as storage version"))
-    return errs
-
-
 def _name_format_errors(names: dict[str, Any], path: str) -> list[FieldError]:
     errs = []
     for key, mixed_case in (("plural", False), ("singular", False), ("kind", True), ("listKind", True)):
@@ -181,41 +221,14 @@ def _name_format_errors(names: dict[str, Any], path: str) -> list[FieldError]:
         if problems:
             lead = "may have mixed case, but should otherwise match: " if mixed_case else ""
             errs.append(status.invalid(f"{path}.{key}", value, lead + ",".join(problems)))
-    for key in ("shortNames", "categories"):
-        for i, value in enumerate(names.get(key) or []):
-            if problems := schema.dns1035_label_errors(str(value)):
-                errs.append(status.invalid(f"{path}.{key}[{i}]", value, ",".join(problems)))
+    for i, value in enumerate(names.get("shortNames") or []):
+        if problems := schema.dns1035_label_errors(str(value)):
+            errs.append(status.invalid(f"{path}.shortNames[{i}]", value, ",".join(problems)))
     if names.get("kind") and names.get("kind") == names.get("listKind"):
         errs.append(status.invalid(f"{path}.listKind", names["listKind"], "kind and listKind may not be the same"))
-    return errs
-
-
-def _per_version_errors(versions: list[dict[str, Any]]) -> list[FieldError]:
-    """Schema, subresources and printer columns, at kube-apiserver's (possibly hoisted) paths."""
-    errs = []
-    schemas = [_d(v.get("schema")).get("openAPIV3Schema") for v in versions]
-    if all(s is None for s in schemas):
-        errs += [status.required(f"spec.versions[{i}].schema.openAPIV3Schema", "schemas are required")
-                 for i in range(len(versions))]
-    shared = {key: bool(versions) and all(v.get(key) == versions[0].get(key) for v in versions)
-              for key in ("schema", "subresources", "additionalPrinterColumns")}
-    if shared["schema"] and schemas and schemas[0] is not None:
-        errs += _schema_errors(schemas[0], "spec.validation", _status_on(versions[0]))
-    if shared["subresources"] and versions:
-        errs += _subresource_errors(_d(versions[0].get("subresources")), "spec.subresources")
-    if shared["additionalPrinterColumns"] and versions:
-        errs += _column_errors(versions[0].get("additionalPrinterColumns") or [], "spec.additionalPrinterColumns")
-    for i, version in enumerate(versions):
-        base = f"spec.versions[{i}]"
-        if not shared["schema"]:
-            if schemas[i] is None:
-                errs.append(status.required(f"{base}.schema.openAPIV3Schema", "schemas are required"))
-            else:
-                errs += _schema_errors(schemas[i], f"{base}.schema", _status_on(version))
-        if not shared["subresources"]:
-            errs += _subresource_errors(_d(version.get("subresources")), f"{base}.subresources")
-        if not shared["additionalPrinterColumns"]:
-            errs += _column_errors(version.get("additionalPrinterColumns") or [], f"{base}.additionalPrinterColumns")
+    for i, value in enumerate(names.get("categories") or []):
+        if problems := schema.dns1035_label_errors(str(value)):
+            errs.append(status.invalid(f"{path}.categories[{i}]", value, ",".join(problems)))
     return errs
 
 
@@ -249,6 +262,7 @@ def _simple_json_path_errors(value: str, path: str) -> list[FieldError]:
 
 
 def _column_errors(columns: list[Any], path: str) -> list[FieldError]:
+    # The internal type's field is JSONPath, and so is the error path.
     errs = []
     for i, column in enumerate(map(_d, columns)):
         where = f"{path}[{i}]"
@@ -263,16 +277,22 @@ def _column_errors(columns: list[Any], path: str) -> list[FieldError]:
         if fmt and fmt not in _COLUMN_FORMATS.split(","):
             errs.append(status.invalid(f"{where}.format", fmt, f"must be one of {_COLUMN_FORMATS}"))
         json_path = str(column.get("jsonPath") or "")
-        errs += _simple_json_path_errors(json_path, f"{where}.jsonPath") if json_path else [status.required(f"{where}.jsonPath")]
+        errs += _simple_json_path_errors(json_path, f"{where}.JSONPath") if json_path else [status.required(f"{where}.JSONPath")]
     return errs
 
 
-def _conversion_errors(conversion: dict[str, Any]) -> list[FieldError]:
+def _conversion_errors(conversion: dict[str, Any], preserve_unknown: bool) -> list[FieldError]:
     if not conversion:
         return []
     path = "spec.conversion"
     strategy = conversion.get("strategy")
-    errs = [] if strategy in ("None", "Webhook") else [status.not_supported(f"{path}.strategy", strategy, ["None", "Webhook"])]
+    errs = []
+    if strategy != "None" and preserve_unknown:
+        errs.append(status.invalid(f"{path}.strategy", strategy, "must be None if spec.preserveUnknownFields is true"))
+    if not strategy:
+        errs.append(status.required(f"{path}.strategy"))
+    elif strategy not in ("None", "Webhook"):
+        errs.append(status.not_supported(f"{path}.strategy", strategy, ["None", "Webhook"]))
     webhook = _d(conversion.get("webhook"))
     client, reviews = webhook.get("clientConfig"), webhook.get("conversionReviewVersions") or []
     if strategy != "Webhook":
@@ -283,10 +303,20 @@ def _conversion_errors(conversion: dict[str, Any]) -> list[FieldError]:
         errs.append(status.required(f"{path}.webhookClientConfig", "required when strategy is set to Webhook"))
     else:
         errs += _client_config_errors(_d(client), f"{path}.webhookClientConfig")
+    return errs + _review_version_errors(reviews, f"{path}.conversionReviewVersions")
+
+
+def _review_version_errors(reviews: list[Any], path: str) -> list[FieldError]:
     if not reviews:
-        errs.append(status.required(f"{path}.conversionReviewVersions", "must include at least one of v1, v1beta1"))
-    elif not {"v1", "v1beta1"} & set(reviews):
-        errs.append(status.invalid(f"{path}.conversionReviewVersions", reviews, "must include at least one of v1, v1beta1"))
+        return [status.required(path)]
+    errs = []
+    for i, version in enumerate(reviews):
+        if version in reviews[:i]:
+            errs.append(status.invalid(f"{path}[{i}]", version, "duplicate version"))
+        else:
+            errs += [status.invalid(f"{path}[{i}]", version, m) for m in schema.dns1035_label_errors(str(version))]
+    if not {"v1", "v1beta1"} & set(reviews):
+        errs.append(status.invalid(path, reviews, "must include at least one of v1, v1beta1"))
     return errs
 
 
@@ -309,17 +339,42 @@ def _client_config_errors(client: dict[str, Any], path: str) -> list[FieldError]
 
 # --- schemas ----------------------------------------------------------------------------
 
+# JSONSchemaProps fields in declaration order (kube-apiserver reports the first offender
+# at the root of a schema with the status subresource), and those it allows there.
+_ROOT_FIELD_ORDER = (
+    "id", "$schema", "$ref", "description", "type", "nullable", "format", "title", "default", "maximum",
+    "exclusiveMaximum", "minimum", "exclusiveMinimum", "maxLength", "minLength", "pattern", "maxItems",
+    "minItems", "uniqueItems", "multipleOf", "enum", "maxProperties", "minProperties", "required", "items",
+    "allOf", "oneOf", "anyOf", "not", "properties", "additionalProperties", "patternProperties",
+    "dependencies", "additionalItems", "definitions", "externalDocs", "example",
+    "x-kubernetes-preserve-unknown-fields", "x-kubernetes-embedded-resource", "x-kubernetes-int-or-string",
+    "x-kubernetes-list-map-keys", "x-kubernetes-list-type", "x-kubernetes-map-type", "x-kubernetes-validations",
+)
+_ROOT_ALLOWED = frozenset((
+    "description", "type", "format", "title", "maximum", "exclusiveMaximum", "minimum", "exclusiveMinimum",
+    "maxLength", "minLength", "pattern", "maxItems", "minItems", "uniqueItems", "multipleOf", "required",
+    "items", "properties", "externalDocs", "example", "x-kubernetes-preserve-unknown-fields", "x-kubernetes-validations",
+))
+_ROOT_ALLOWED_GO = ("[Description Type Format Title Maximum ExclusiveMaximum Minimum ExclusiveMinimum MaxLength "
+                    "MinLength Pattern MaxItems MinItems UniqueItems MultipleOf Required Items Properties "
+                    "ExternalDocs Example XPreserveUnknownFields XValidations]")
+_TYPES = ["array", "boolean", "integer", "number", "object", "string"]
+_META = ("metadata", "kind", "apiVersion")
+
+
+def _has_default(raw: Any) -> bool:
+    return isinstance(raw, dict) and ("default" in raw or any(_has_default(s) for s, _ in _children(raw, "")))
+
 
 def _schema_errors(raw: Any, path: str, status_enabled: bool) -> list[FieldError]:
     """``path`` is the ``validation``/``schema`` parent; errors sit under ``.openAPIV3Schema``."""
     top = f"{path}.openAPIV3Schema"
     if not isinstance(raw, dict):
         return [status.invalid(top, raw, "must be an object")]
-    errs = []
-    if status_enabled and raw.get("type") not in (None, "object"):
-        detail = 'only "object" is allowed as the type at the root of the schema if the status subresource is enabled'
-        errs.append(status.invalid(f"{top}.type", raw["type"], detail))
-    errs += _openapi_errors(raw, top)
+    errs = _status_root_errors(raw, top) if status_enabled else []
+    if raw.get("nullable") is True:
+        errs.append(status.forbidden(f"{top}.nullable", "nullable cannot be true at the root"))
+    errs += _openapi_errors(raw, top, root=True)
     structural = sorted(_structural_errors(raw, top, _ROOT), key=lambda e: e.message())
     errs += structural or _default_errors(raw, top)
     if not errs:
@@ -328,6 +383,17 @@ def _schema_errors(raw: Any, path: str, status_enabled: bool) -> list[FieldError
         except ValueError as e:
             errs.append(status.invalid(path, "", f"error building validator: {e}"))
     return errs
+
+
+def _status_root_errors(raw: dict[str, Any], top: str) -> list[FieldError]:
+    for key in (k for k in _ROOT_FIELD_ORDER if raw.get(k) not in (None, False, "", [], {}, 0)):
+        if key == "type" and raw["type"] != "object":
+            detail = 'only "object" is allowed as the type at the root of the schema if the status subresource is enabled'
+            return [status.invalid(f"{top}.type", raw["type"], detail)]
+        if key != "type" and key not in _ROOT_ALLOWED:
+            detail = f"only {_ROOT_ALLOWED_GO} fields are allowed at the root of the schema if the status subresource is enabled"
+            return [status.invalid(top, raw, detail)]
+    return []
 
 
 def _children(raw: dict[str, Any], path: str) -> list[tuple[dict[str, Any], str]]:
@@ -345,22 +411,61 @@ def _children(raw: dict[str, Any], path: str) -> list[tuple[dict[str, Any], str]
     return out
 
 
-def _openapi_errors(raw: dict[str, Any], path: str) -> list[FieldError]:
-    errs = [status.forbidden(f"{path}.{k}", f"{k} is not supported") for k in _UNSUPPORTED if raw.get(k)]
+def _openapi_errors(raw: dict[str, Any], path: str, *, root: bool = False, in_meta: bool = False,
+                    no_defaults: str = "") -> list[FieldError]:
+    """OpenAPI restrictions. ``in_meta``: inside a resource's type or object meta;
+    ``no_defaults``: why defaults are forbidden here, if they are."""
+    errs = _standard_errors(raw, path, in_meta=in_meta, no_defaults=no_defaults)
+    if raw.get("properties") and raw.get("additionalProperties") not in (None, True):
+        errs.append(status.forbidden(f"{path}.additionalProperties", "additionalProperties and properties are mutual exclusive"))
+    is_resource = root or bool(raw.get("x-kubernetes-embedded-resource"))
+    for sub, sub_path in _children(raw, path):
+        sub_meta, sub_no_defaults = in_meta, no_defaults
+        meta_field = next((m for m in _META if sub_path == f"{path}.properties[{m}]"), "")
+        if meta_field and is_resource:
+            sub_meta, sub_no_defaults = True, f"in top-level {meta_field}" if root else no_defaults
+        elif in_meta and sub_path == f"{path}.additionalProperties":
+            sub_no_defaults = "inside additionalProperties applying to object metadata"
+        errs += _openapi_errors(sub, sub_path, in_meta=sub_meta, no_defaults=sub_no_defaults)
+    if raw.get("x-kubernetes-preserve-unknown-fields") is False:
+        errs.append(status.invalid(f"{path}.x-kubernetes-preserve-unknown-fields", False, "must be true or undefined"))
+    return errs + _extension_errors(raw, path) + _rule_errors(raw, path) + _map_set_errors(raw, path)
+
+
+def _standard_errors(raw: dict[str, Any], path: str, *, in_meta: bool, no_defaults: str) -> list[FieldError]:
+    errs = []
+    if raw.get("type") and raw["type"] not in _TYPES:
+        errs.append(status.not_supported(f"{path}.type", raw["type"], _TYPES))
+    if "default" in raw and no_defaults:
+        errs.append(status.forbidden(f"{path}.default", f"must not be set {no_defaults}"))
+    errs += [status.forbidden(f"{path}.{k}", f"{k} is not supported") for k in _UNSUPPORTED if raw.get(k)]
     if raw.get("type") == "null":
         errs.append(status.forbidden(f"{path}.type", "type cannot be set to null, use nullable as an alternative"))
     if isinstance(raw.get("items"), list):
         errs.append(status.forbidden(f"{path}.items", "items must be a schema object and not an array"))
+    if in_meta and raw.get("x-kubernetes-embedded-resource"):
+        errs.append(status.forbidden(f"{path}.x-kubernetes-embedded-resource", "must not be used inside of resource meta"))
     if raw.get("uniqueItems") is True:
         detail = "uniqueItems cannot be set to true since the runtime complexity becomes quadratic"
         errs.append(status.forbidden(f"{path}.uniqueItems", detail))
-    if raw.get("properties") and raw.get("additionalProperties") not in (None, True):
-        errs.append(status.forbidden(f"{path}.additionalProperties", "additionalProperties and properties are mutual exclusive"))
-    for sub, sub_path in _children(raw, path):
-        errs += _openapi_errors(sub, sub_path)
-    if raw.get("x-kubernetes-preserve-unknown-fields") is False:
-        errs.append(status.invalid(f"{path}.x-kubernetes-preserve-unknown-fields", False, "must be true or undefined"))
-    return errs + _extension_errors(raw, path)
+    return errs
+
+
+def _rule_errors(raw: dict[str, Any], path: str) -> list[FieldError]:
+    """The shape of CEL rules (their compilation is not checked)."""
+    errs = []
+    for i, rule in enumerate(map(_d, raw.get("x-kubernetes-validations") or [])):
+        where = f"{path}.x-kubernetes-validations[{i}]"
+        text, message = str(rule.get("rule") or "").strip(), str(rule.get("message") or "")
+        if not text:
+            errs.append(status.required(f"{where}.rule", "rule is not specified"))
+        elif message and not message.strip():
+            errs.append(status.invalid(f"{where}.message", message, "message must be non-empty if specified"))
+        elif "\n" in message.strip() or "\r" in message.strip():
+            errs.append(status.invalid(f"{where}.message", message, "message must not contain line breaks"))
+        elif ("\n" in text or "\r" in text) and not message.strip():
+            errs.append(status.required(f"{where}.message", "message must be specified if rule contains line breaks"))
+    return errs
 
 
 def _extension_errors(raw: dict[str, Any], path: str) -> list[FieldError]:
@@ -371,12 +476,12 @@ def _extension_errors(raw: dict[str, Any], path: str) -> list[FieldError]:
         if value is not None and kind != wanted:
             detail = f"must be {wanted} if x-kubernetes-{ext}-type is specified"
             errs.append(status.invalid(f"{path}.type", kind, detail) if kind else status.required(f"{path}.type", detail))
-    if map_type is not None and map_type not in ("atomic", "granular"):
-        errs.append(status.not_supported(f"{path}.x-kubernetes-map-type", map_type, ["atomic", "granular"]))
-    if list_type is not None and list_type not in ("atomic", "set", "map"):
-        errs.append(status.not_supported(f"{path}.x-kubernetes-list-type", list_type, ["atomic", "set", "map"]))
+        if ext == "map" and map_type is not None and map_type not in ("atomic", "granular"):
+            errs.append(status.not_supported(f"{path}.x-kubernetes-map-type", map_type, ["atomic", "granular"]))
     if list_type == "set" and kind == "array":
         errs += _atomic_set_item_errors(_d(raw.get("items")), path)
+    if list_type is not None and list_type not in ("atomic", "set", "map"):
+        errs.append(status.not_supported(f"{path}.x-kubernetes-list-type", list_type, ["atomic", "set", "map"]))
     if keys and list_type != "map":
         detail = "must be map if x-kubernetes-list-map-keys is non-empty"
         lt_path = f"{path}.x-kubernetes-list-type"
@@ -407,20 +512,36 @@ def _list_map_errors(raw: dict[str, Any], keys: list[str], path: str) -> list[Fi
     if items.get("type") != "object":
         detail = "must be object if parent array's x-kubernetes-list-type is map"
         return [*errs, status.invalid(f"{path}.items.type", items.get("type", ""), detail)]
-    props, required = _d(items.get("properties")), items.get("required") or []
-    where = f"{path}.x-kubernetes-list-map-keys"
+    props, where = _d(items.get("properties")), f"{path}.x-kubernetes-list-map-keys"
     for i, key in enumerate(keys):
-        prop = props.get(key)
-        if prop is None:
+        if key not in props:
             errs.append(status.invalid(where, keys, "entries must all be names of item properties"))
-        elif _d(prop).get("type") in ("array", "object"):
+        elif _d(props[key]).get("type") in ("array", "object"):
             detail = "must be a scalar type if parent array's x-kubernetes-list-type is map"
             errs.append(status.invalid(f"{path}.items.properties[{key}].type", "object", detail))
-        elif key not in required and "default" not in _d(prop):
-            detail = "this property is in x-kubernetes-list-map-keys, so it must have a default or be a required property"
-            errs.append(status.required(f"{path}.items.properties[{key}].default", detail))
         if key in keys[:i]:
             errs.append(status.invalid(where, keys, "must not contain duplicate entries"))
+    return errs
+
+
+def _map_set_errors(raw: dict[str, Any], path: str) -> list[FieldError]:
+    """Items of set/map lists are never null; map keys are required or defaulted, never null."""
+    list_type, items = raw.get("x-kubernetes-list-type"), raw.get("items")
+    if list_type not in ("set", "map") or not isinstance(items, dict):
+        return []
+    errs = []
+    if items.get("nullable") is True:
+        errs.append(status.forbidden(f"{path}.items.nullable", f"cannot be nullable when x-kubernetes-list-type is {list_type}"))
+    props, required = _d(items.get("properties")), items.get("required") or []
+    for key in raw.get("x-kubernetes-list-map-keys") or [] if list_type == "map" else []:
+        prop, where = props.get(key), f"{path}.items.properties[{key}]"
+        if not isinstance(prop, dict):
+            continue
+        if key not in required and "default" not in prop:
+            detail = "this property is in x-kubernetes-list-map-keys, so it must have a default or be a required property"
+            errs.append(status.required(f"{where}.default", detail))
+        if prop.get("nullable") is True:
+            errs.append(status.forbidden(f"{where}.nullable", "this property is in x-kubernetes-list-map-keys, so it cannot be nullable"))
     return errs
 
 
@@ -527,8 +648,7 @@ def _default_errors(raw: dict[str, Any], path: str) -> list[FieldError]:
         pruning.prune_value(pruned, node, is_resource_root=node.embedded)
         if pruned != raw["default"]:
             errs.append(status.invalid(where, raw["default"], "must not have unknown fields"))
-        else:
-            errs += validation.validate_value(raw["default"], node, prefix=where)
+        errs += validation.validate_value(raw["default"], node, prefix=where)
     if isinstance(raw.get("items"), dict):
         errs += _default_errors(raw["items"], f"{path}.items")
     for key, sub in _d(raw.get("properties")).items():

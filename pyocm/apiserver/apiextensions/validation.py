@@ -111,7 +111,11 @@ class _Run:
 
 
 def _check(node: Node, data: Any, name: str, run: _Run) -> int:
-    """Validate ``data`` at ``name``; returns kube-openapi's match count (used by anyOf/oneOf)."""
+    """Validate ``data`` at ``name``, appending to ``run``; returns how many checks held.
+
+    The count plays the part of kube-openapi's match count: when no ``anyOf``/``oneOf``
+    branch holds, the failures of the branch that got furthest are the ones reported.
+    """
     if data is None:
         return _check_null(node, name, run)
     count = 1
@@ -257,7 +261,7 @@ def _check_array(node: Node, data: list[Any], name: str, run: _Run) -> int:
     if node.min_items is not None and size < node.min_items:
         run.invalid(name, size, f"{name} in body should have at least {node.min_items} items")
     if node.max_items is not None and size > node.max_items:
-        run.out.append(FieldError(ErrorType.TOO_MANY, run.path(name), f"must have at most {node.max_items} items", size))
+        run.out.append(_too_many(run.path(name), size, node.max_items))
     if node.unique_items and len({_set_key(x) for x in data}) != size:
         run.invalid(name, "", f"{name} in body shouldn't contain duplicates")
     return count
@@ -269,7 +273,7 @@ def _check_object(node: Node, data: dict[str, Any], name: str, run: _Run) -> int
         run.invalid(name, size, f"{name} in body should have at least {node.min_properties} properties")
         return 0
     if node.max_properties is not None and size > node.max_properties:
-        run.out.append(FieldError(ErrorType.TOO_MANY, run.path(name), f"must have at most {node.max_properties} items", size))
+        run.out.append(_too_many(run.path(name), size, node.max_properties))
         return 0
     count = 1
     props = node.properties
@@ -288,6 +292,11 @@ def _check_object(node: Node, data: dict[str, Any], name: str, run: _Run) -> int
         if key not in data:
             run.out.append(status.required(run.path(f"{name}.{key}")))
     return count
+
+
+def _too_many(path: str, actual: int, limit: int) -> FieldError:
+    # apimachinery's TooMany says "items" for properties too.
+    return FieldError(ErrorType.TOO_MANY, path, f"must have at most {limit} {'item' if limit == 1 else 'items'}", actual)
 
 
 def _enum_equal(data: Any, allowed: Any) -> bool:

@@ -107,8 +107,9 @@ def test_webhook_service_port_defaults_to_443_and_names_are_kept() -> None:
         pytest.param(lambda c: c["spec"]["versions"][0].pop("schema"),
                      ["spec.versions[0].schema.openAPIV3Schema: Required value: schemas are required"], id="schema-missing"),
         pytest.param(lambda c: c["spec"].update(preserveUnknownFields=True),
-                     ["spec.preserveUnknownFields: Invalid value: true: cannot set to true, set "
-                      "x-kubernetes-preserve-unknown-fields to true in spec.versions[*].schema instead"], id="preserve-unknown"),
+                     ["spec.preserveUnknownFields: Invalid value: true: must be false in order to use defaults in the schema",
+                      "spec.preserveUnknownFields: Invalid value: true: cannot set to true, set "
+                      "x-preserve-unknown-fields to true in spec.versions[*].schema instead"], id="preserve-unknown"),
     ],
 )
 def test_spec_errors(change: Callable[[dict[str, Any]], Any], expected: list[str]) -> None:
@@ -168,6 +169,20 @@ def test_no_versions() -> None:
         pytest.param(lambda s: s["properties"].update(tags={"type": "string", "x-kubernetes-list-type": "set"}),
                      [f'{SCHEMA_PATH}.properties[spec].properties[tags].type: Invalid value: "string": must be array if '
                       "x-kubernetes-list-type is specified"], id="list-type-on-string"),
+        pytest.param(lambda s: s["properties"]["size"].update(type="int"),
+                     [f'{SCHEMA_PATH}.properties[spec].properties[size].type: Unsupported value: "int": supported values: '
+                      '"array", "boolean", "integer", "number", "object", "string"',
+                      # and, as in kube-apiserver, the default no longer matches its type
+                      f'{SCHEMA_PATH}.properties[spec].properties[size].default: Invalid value: "integer":  in body must be '
+                      'of type int: "integer"'], id="unknown-type"),
+        pytest.param(lambda s: s["properties"].update(items={
+            "type": "array", "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"],
+            "items": {"type": "object", "required": ["name"], "properties": {"name": {"type": "string", "nullable": True}}}}),
+                     [f"{SCHEMA_PATH}.properties[spec].properties[items].items.properties[name].nullable: Forbidden: this "
+                      "property is in x-kubernetes-list-map-keys, so it cannot be nullable"], id="list-map-key-nullable"),
+        pytest.param(lambda s: s.update({"x-kubernetes-validations": [{"rule": " "}]}),
+                     [f"{SCHEMA_PATH}.properties[spec].x-kubernetes-validations[0].rule: Required value: rule is not specified"],
+                     id="empty-rule"),
         pytest.param(lambda s: s["properties"]["size"].update(default="one"),
                      [f'{SCHEMA_PATH}.properties[spec].properties[size].default: Invalid value: "string":  in body must be of '
                       'type integer: "string"'], id="default-wrong-type"),
@@ -195,6 +210,36 @@ def test_root_metadata_may_only_restrict_name_and_generate_name() -> None:
     ]
 
 
+def root_schema(crd: dict[str, Any]) -> dict[str, Any]:
+    root: dict[str, Any] = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
+    return root
+
+
+def test_status_subresource_limits_the_root_fields() -> None:
+    errors = errors_after(lambda crd: root_schema(crd).update(minProperties=1, nullable=True))
+    assert [(e.field, e.detail) for e in errors] == [
+        (SCHEMA_PATH, "only [Description Type Format Title Maximum ExclusiveMaximum Minimum ExclusiveMinimum "
+                      "MaxLength MinLength Pattern MaxItems MinItems UniqueItems MultipleOf Required Items Properties "
+                      "ExternalDocs Example XPreserveUnknownFields XValidations] fields are allowed at the root of "
+                      "the schema if the status subresource is enabled"),
+        (f"{SCHEMA_PATH}.nullable", "nullable cannot be true at the root"),
+    ]
+
+
+def test_defaults_are_forbidden_in_top_level_metadata() -> None:
+    def default_name(crd: dict[str, Any]) -> None:
+        root_schema(crd)["properties"]["metadata"] = {"type": "object", "properties": {"name": {"type": "string", "default": "x"}}}
+    assert messages(errors_after(default_name)) == [
+        f"{SCHEMA_PATH}.properties[metadata].properties[name].default: Forbidden: must not be set in top-level metadata"
+    ]
+
+
+def test_deprecation_warning_needs_a_deprecated_version() -> None:
+    assert messages(errors_after(lambda c: c["spec"]["versions"][0].update(deprecationWarning="old"))) == [
+        'spec.versions[0].deprecationWarning: Invalid value: "old": can only be set for deprecated versions'
+    ]
+
+
 def test_root_must_be_an_object() -> None:
     def string_root(crd: dict[str, Any]) -> None:
         crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"] = {"type": "string"}
@@ -214,7 +259,7 @@ def test_differing_versions_are_reported_per_version() -> None:
         "empty for specified object fields",
         'spec.versions[1].additionalPrinterColumns[0].type: Invalid value: "float": must be one of '
         "boolean,date,integer,number,string",
-        'spec.versions[1].additionalPrinterColumns[0].jsonPath: Invalid value: "spec.size": must be a simple json path '
+        'spec.versions[1].additionalPrinterColumns[0].JSONPath: Invalid value: "spec.size": must be a simple json path '
         "starting with .",
     ]
 
@@ -229,7 +274,8 @@ def test_differing_versions_are_reported_per_version() -> None:
         pytest.param([{"name": "X", "type": "string", "format": "hex", "jsonPath": ".spec.x"}],
                      ['spec.additionalPrinterColumns[0].format: Invalid value: "hex": must be one of '
                       "byte,date,date-time,double,float,int32,int64,password"], id="format"),
-        pytest.param([{"name": "X", "type": "string"}], ["spec.additionalPrinterColumns[0].jsonPath: Required value"], id="json-path"),
+        # the internal type's field name, as kube-apiserver reports it
+        pytest.param([{"name": "X", "type": "string"}], ["spec.additionalPrinterColumns[0].JSONPath: Required value"], id="json-path"),
     ],
 )
 def test_printer_columns(columns: list[dict[str, Any]], expected: list[str]) -> None:
@@ -251,8 +297,13 @@ def test_scale_subresource_paths() -> None:
     [
         pytest.param({"strategy": "Webhook"}, [
             "spec.conversion.webhookClientConfig: Required value: required when strategy is set to Webhook",
-            "spec.conversion.conversionReviewVersions: Required value: must include at least one of v1, v1beta1",
+            "spec.conversion.conversionReviewVersions: Required value",
         ], id="webhook-without-config"),
+        pytest.param({"strategy": "Webhook", "webhook": {"clientConfig": {"url": "https://x/convert"},
+                                                         "conversionReviewVersions": ["v2", "v2"]}}, [
+            'spec.conversion.conversionReviewVersions[1]: Invalid value: "v2": duplicate version',
+            'spec.conversion.conversionReviewVersions: Invalid value: ["v2","v2"]: must include at least one of v1, v1beta1',
+        ], id="review-versions"),
         pytest.param({"strategy": "Webhook", "webhook": {"clientConfig": {"url": "http://x/convert"},
                                                          "conversionReviewVersions": ["v1"]}},
                      ['spec.conversion.webhookClientConfig.url: Invalid value: "http": \'https\' is the only allowed URL scheme'],

@@ -318,6 +318,19 @@ def test_embedded_resources(template: dict[str, Any], expected: list[str]) -> No
     assert check({"template": template}) == expected
 
 
+def test_int32_format_does_not_bound_the_value() -> None:
+    # kube-apiserver only uses integer formats to tell integers from floats, never for range.
+    node = compile_node({"type": "integer", "format": "int32"})
+    assert validation.validate_value(2**40, node) == []
+
+
+def test_too_many_uses_the_singular_for_one() -> None:
+    node = compile_node({"type": "object", "maxProperties": 1})
+    assert messages(validation.validate_value({"a": 1, "b": 2}, node, prefix="spec.x")) == [
+        "spec.x: Too many: 2: must have at most 1 item"
+    ]
+
+
 def test_value_validation_with_a_prefix_reports_under_it() -> None:
     node = compile_node({"type": "object", "properties": {"n": {"type": "integer"}}, "oneOf": [{"minLength": 5}]})
     prefix = "spec.validation.openAPIV3Schema.properties[spec].default"
