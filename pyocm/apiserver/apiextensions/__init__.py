@@ -11,7 +11,8 @@ custom resource written or read, in kube-apiserver's order:
 * :mod:`.validation` validates the result (:func:`validate`) with Kubernetes' field paths
   and messages;
 * :mod:`.crd_validation` defaults and validates the CustomResourceDefinition objects
-  themselves (:func:`default_crd`, :func:`validate_crd`, :func:`validate_crd_update`).
+  themselves (:func:`default_crd`, :func:`validate_crd`, :func:`validate_crd_update`), with
+  :mod:`.crd_schema` checking that each version's schema is structural and its defaults valid.
 
 The modules are pure: no I/O, no storage, no HTTP. Serving (routes, discovery, status
 conditions) lives in :mod:`.customresource` and :mod:`.controller`.
