@@ -12,7 +12,6 @@ from __future__ import annotations
 import contextlib
 import os
 import socket
-import ssl
 import subprocess
 import sys
 import time
@@ -142,21 +141,7 @@ class Client:
     def __init__(self, kubeconfig_path: Path) -> None:
         self.info = kubeconfig.load_kubeconfig(kubeconfig_path)
         self._session: aiohttp.ClientSession | None = None
-        self._ssl = self._context()
-
-    def _context(self) -> ssl.SSLContext:
-        ctx = ssl.create_default_context()
-        if self.info.ca_pem:
-            ctx.load_verify_locations(cadata=self.info.ca_pem.decode())
-        if self.info.cert_pem and self.info.key_pem:
-            import tempfile
-
-            with tempfile.TemporaryDirectory() as folder:
-                cert, key = Path(folder) / "c.pem", Path(folder) / "k.pem"
-                cert.write_bytes(self.info.cert_pem)
-                key.write_bytes(self.info.key_pem)
-                ctx.load_cert_chain(str(cert), str(key))
-        return ctx
+        self._ssl = kubeconfig.client_ssl_context(self.info)
 
     async def __aenter__(self) -> Client:
         headers = {"Authorization": f"Bearer {self.info.token}"} if self.info.token else {}

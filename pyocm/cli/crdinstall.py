@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import ssl
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -16,27 +15,13 @@ import aiohttp
 import orjson
 
 from pyocm.api import crds
-from pyocm.pki import kubeconfig
+from pyocm.pki import kubeconfig as kubeconfigs
 
 CRD_PATH = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
 
 
 class InstallError(RuntimeError):
     pass
-
-
-def ssl_context(info: kubeconfig.KubeconfigInfo) -> ssl.SSLContext:
-    ctx = ssl.create_default_context()
-    if info.ca_pem:
-        ctx.load_verify_locations(cadata=info.ca_pem.decode())
-    if info.cert_pem and info.key_pem:
-        with tempfile.TemporaryDirectory() as folder:
-            cert, key = Path(folder) / "c.pem", Path(folder) / "k.pem"
-            cert.write_bytes(info.cert_pem)
-            key.write_bytes(info.key_pem)
-            key.chmod(0o600)
-            ctx.load_cert_chain(str(cert), str(key))
-    return ctx
 
 
 async def install(*, kubeconfig: Path, timeout: float = 30.0) -> list[str]:
@@ -46,15 +31,15 @@ async def install(*, kubeconfig: Path, timeout: float = 30.0) -> list[str]:
         headers["Authorization"] = f"Bearer {info.token}"
     names = []
     async with aiohttp.ClientSession(base_url=info.server, headers=headers) as session:
-        tls = ssl_context(info)
+        tls = kubeconfigs.client_ssl_context(info)
         for crd in crds.render_all():
             names.append(await _apply(session, tls, crd))
         await _wait_established(session, tls, names, timeout=timeout)
     return names
 
 
-def kubeconfig_info(path: Path) -> kubeconfig.KubeconfigInfo:
-    return kubeconfig.load_kubeconfig(path)
+def kubeconfig_info(path: Path) -> kubeconfigs.KubeconfigInfo:
+    return kubeconfigs.load_kubeconfig(path)
 
 
 async def _apply(session: aiohttp.ClientSession, tls: ssl.SSLContext, crd: dict[str, Any]) -> str:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import base64
 import binascii
 import os
+import ssl
 import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -247,3 +248,25 @@ def _read_bytes(path: Path, field: str) -> bytes:
 
 def _b64(data: bytes) -> str:
     return base64.b64encode(data).decode("ascii")
+
+
+def client_ssl_context(info: KubeconfigInfo) -> ssl.SSLContext:
+    """A TLS context that trusts the kubeconfig's CA and presents its client certificate.
+
+    ``ssl`` loads certificates only from files, so the key goes through a private
+    temporary folder that is removed before returning.
+    """
+    ctx = ssl.create_default_context()
+    if info.ca_pem:
+        ctx.load_verify_locations(cadata=info.ca_pem.decode())
+    if info.insecure:
+        ctx.check_hostname = False
+        ctx.verify_mode = ssl.CERT_NONE
+    if info.cert_pem and info.key_pem:
+        with tempfile.TemporaryDirectory() as folder:
+            cert, key = Path(folder) / "client.crt", Path(folder) / "client.key"
+            cert.write_bytes(info.cert_pem)
+            key.touch(mode=0o600)
+            key.write_bytes(info.key_pem)
+            ctx.load_cert_chain(str(cert), str(key))
+    return ctx
