@@ -1,0 +1,1 @@
+"""Cluster registration: the hub controllers and the klusterlet agent (double opt-in join)."""
