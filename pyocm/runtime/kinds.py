@@ -44,7 +44,9 @@ NODE = Kind("", "v1", "Node", "nodes", False)
 CORE_EVENT = Kind("", "v1", "Event", "events", True)
 EVENT = Kind("events.k8s.io", "v1", "Event", "events", True)
 LEASE = Kind("coordination.k8s.io", "v1", "Lease", "leases", True)
-CSR = Kind("certificates.k8s.io", "v1", "CertificateSigningRequest", "certificatesigningrequests", False)
+CSR = Kind(
+    "certificates.k8s.io", "v1", "CertificateSigningRequest", "certificatesigningrequests", False
+)
 CLUSTER_ROLE = Kind("rbac.authorization.k8s.io", "v1", "ClusterRole", "clusterroles", False)
 CLUSTER_ROLE_BINDING = Kind(
     "rbac.authorization.k8s.io", "v1", "ClusterRoleBinding", "clusterrolebindings", False

@@ -1,0 +1,110 @@
+"""An informer's local copy of one kind: objects by key, plus named indexes.
+
+Keys are client-go's: ``namespace/name`` for namespaced objects, ``name`` otherwise.
+Objects handed out are the cache's own; callers copy before they change one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
+
+Obj = dict[str, Any]
+IndexFunc = Callable[[Obj], Iterable[str]]
+
+
+def key_of(obj: Obj) -> str:
+    meta = obj.get("metadata") or {}
+    namespace = meta.get("namespace")
+    return f"{namespace}/{meta['name']}" if namespace else str(meta["name"])
+
+
+def split_key(key: str) -> tuple[str | None, str]:
+    """``(namespace, name)``; namespace is None for cluster-scoped keys."""
+    namespace, _, name = key.rpartition("/")
+    return (namespace or None), name
+
+
+def by_namespace(obj: Obj) -> list[str]:
+    """An index function: the object's namespace."""
+    namespace = (obj.get("metadata") or {}).get("namespace")
+    return [namespace] if namespace else []
+
+
+def by_label(label: str) -> IndexFunc:
+    """An index function: the value of one label, for objects that carry it."""
+
+    def index(obj: Obj) -> list[str]:
+        value = ((obj.get("metadata") or {}).get("labels") or {}).get(label)
+        return [value] if value is not None else []
+
+    return index
+
+
+class Store:
+    def __init__(self) -> None:
+        self._items: dict[str, Obj] = {}
+        self._index_funcs: dict[str, IndexFunc] = {}
+        self._indexes: dict[str, dict[str, set[str]]] = {}
+
+    def add_index(self, name: str, func: IndexFunc) -> None:
+        """Add an index (existing objects are indexed at once)."""
+        if name in self._index_funcs:
+            raise ValueError(f"index {name!r} exists")
+        self._index_funcs[name] = func
+        self._indexes[name] = {}
+        for key, obj in self._items.items():
+            self._index(name, key, obj)
+
+    def get(self, key: str) -> Obj | None:
+        return self._items.get(key)
+
+    def keys(self) -> list[str]:
+        return [*self._items]
+
+    def objects(self) -> list[Obj]:
+        return [*self._items.values()]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter([*self._items])
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._items
+
+    def by_index(self, name: str, value: str) -> list[Obj]:
+        keys = self._indexes[name].get(value, ())
+        return [self._items[key] for key in sorted(keys)]
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def upsert(self, obj: Obj) -> Obj | None:
+        """Store ``obj``; return what it replaced."""
+        key = key_of(obj)
+        old = self._items.get(key)
+        if old is not None:
+            self._unindex(key, old)
+        self._items[key] = obj
+        for name in self._index_funcs:
+            self._index(name, key, obj)
+        return old
+
+    def delete(self, key: str) -> Obj | None:
+        old = self._items.pop(key, None)
+        if old is not None:
+            self._unindex(key, old)
+        return old
+
+    def _index(self, name: str, key: str, obj: Obj) -> None:
+        for value in self._index_funcs[name](obj):
+            self._indexes[name].setdefault(value, set()).add(key)
+
+    def _unindex(self, key: str, obj: Obj) -> None:
+        for name, func in self._index_funcs.items():
+            index = self._indexes[name]
+            for value in func(obj):
+                keys = index.get(value)
+                if keys is not None:
+                    keys.discard(key)
+                    if not keys:
+                        del index[value]

@@ -1,0 +1,126 @@
+"""A level-based controller: watched changes become keys, workers reconcile keys.
+
+A controller has one root kind. Its reconcile function gets a key of that kind, reads
+the state of the world (from informer caches or the API), makes it right, and returns
+a :class:`Result`; it never sees the event that woke it, so missed or merged events
+cannot make it wrong. A raised exception retries the key with backoff (starting at a
+few milliseconds, so a Conflict from a concurrent writer is retried almost at once).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from pyocm.kube.status import ApiError
+from pyocm.runtime.cache import key_of
+from pyocm.runtime.clock import Clock, RealClock
+from pyocm.runtime.informer import Change, Informer
+from pyocm.runtime.queue import ShutDown, WorkQueue
+
+Obj = dict[str, Any]
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Result:
+    """What a reconcile asks for next: nothing, or another look after some seconds."""
+
+    requeue_after: float | None = None
+
+
+Reconcile = Callable[[str], Awaitable[Result | None]]
+Mapper = Callable[[Obj], Iterable[str]]
+
+
+def own_key(obj: Obj) -> list[str]:
+    """The mapper for the root kind: the object's own key."""
+    return [key_of(obj)]
+
+
+class Controller:
+    def __init__(
+        self, name: str, reconcile: Reconcile, *, workers: int = 1, clock: Clock | None = None
+    ) -> None:
+        self.name = name
+        self._reconcile = reconcile
+        self._workers = workers
+        self.queue = WorkQueue(clock=clock or RealClock())
+        self._informers: list[Informer] = []
+
+    def watch(
+        self,
+        informer: Informer,
+        mapper: Mapper = own_key,
+        *,
+        predicate: Callable[[Change], bool] | None = None,
+    ) -> None:
+        """Enqueue ``mapper(obj)`` for every change ``informer`` sees (that ``predicate`` passes)."""
+
+        def handle(change: Change) -> None:
+            if predicate is not None and not predicate(change):
+                return
+            objs = (
+                [change.obj]
+                if change.old is None or change.new is None
+                else [change.old, change.new]
+            )
+            for obj in objs:
+                for key in mapper(obj):
+                    self.queue.add(key)
+
+        informer.add_handler(handle)
+        self._informers.append(informer)
+
+    def enqueue(self, key: str, *, after: float = 0) -> None:
+        self.queue.add_after(key, after)
+
+    async def run(self) -> None:
+        """Wait for the watched informers' caches, then work until cancelled."""
+        for informer in self._informers:
+            await informer.wait_synced()
+        workers = [
+            asyncio.create_task(self._work(), name=f"{self.name}-{i}") for i in range(self._workers)
+        ]
+        try:
+            await asyncio.gather(*workers)
+        finally:
+            self.queue.shut_down()
+            for worker in workers:
+                worker.cancel()
+            await asyncio.gather(*workers, return_exceptions=True)
+
+    async def _work(self) -> None:
+        while True:
+            try:
+                key = await self.queue.get()
+            except ShutDown:
+                return
+            try:
+                await self.process(key)
+            finally:
+                self.queue.done(key)
+
+    async def process(self, key: str) -> None:
+        """Reconcile one key and schedule what its outcome asks for."""
+        try:
+            result = await self._reconcile(key)
+        except asyncio.CancelledError:
+            raise
+        except ApiError as err:
+            if err.code == 409:
+                log.debug("%s: %s: conflict, retrying", self.name, key)
+            else:
+                log.warning("%s: %s: %s (%s)", self.name, key, err.message, err.reason)
+            self.queue.add_rate_limited(key)
+            return
+        except Exception as err:
+            log.warning("%s: %s: %s: %s", self.name, key, type(err).__name__, err, exc_info=True)
+            self.queue.add_rate_limited(key)
+            return
+        self.queue.forget(key)
+        if result is not None and result.requeue_after is not None:
+            self.queue.add_after(key, result.requeue_after)

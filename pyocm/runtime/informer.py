@@ -1,0 +1,168 @@
+"""List and watch one kind into a :class:`~pyocm.runtime.cache.Store`, and tell handlers.
+
+The loop is client-go's reflector: list (every page) and replace the cache, then watch
+from the list's resourceVersion, applying events and remembering the newest version
+seen (bookmarks included). When the watch ends it is reopened from there. When the
+version is too old (410 Gone) or the watch breaks, the informer lists again and
+*diffs* the new list against the cache, so handlers hear about objects added,
+changed and deleted while it was not watching: a restarted watch alone replays adds
+but never the deletes of the gap.
+
+Handlers run synchronously in the informer's task; they are meant to map an object
+to work-queue keys and return, never to call the API.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from pyocm.kube.status import ApiError
+from pyocm.runtime.cache import Store, key_of
+from pyocm.runtime.client import Api, ApiConnectionError
+from pyocm.runtime.clock import Clock, RealClock
+from pyocm.runtime.kinds import Kind
+
+Obj = dict[str, Any]
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Change:
+    """What happened to one object: ``old`` is None when added, ``new`` when deleted."""
+
+    old: Obj | None
+    new: Obj | None
+
+    @property
+    def obj(self) -> Obj:
+        found = self.new if self.new is not None else self.old
+        assert found is not None
+        return found
+
+
+Handler = Callable[[Change], None]
+
+
+class Informer:
+    def __init__(
+        self,
+        api: Api,
+        kind: Kind,
+        *,
+        namespace: str | None = None,
+        labels: str | None = None,
+        fields: str | None = None,
+        resync: float | None = None,
+        clock: Clock | None = None,
+        watch_timeout: int = 300,
+    ) -> None:
+        self.api = api
+        self.kind = kind
+        self.namespace = namespace
+        self.labels = labels
+        self.fields = fields
+        self.store = Store()
+        self._resync = resync
+        self._clock = clock or RealClock()
+        self._watch_timeout = watch_timeout
+        self._handlers: list[Handler] = []
+        self._synced = asyncio.Event()
+        self._version: str | None = None
+
+    def add_handler(self, handler: Handler) -> None:
+        """Call ``handler`` for every change from now on, after a replay of the cache."""
+        self._handlers.append(handler)
+        for obj in self.store.objects():
+            handler(Change(None, obj))
+
+    @property
+    def has_synced(self) -> bool:
+        return self._synced.is_set()
+
+    async def wait_synced(self) -> None:
+        await self._synced.wait()
+
+    async def run(self) -> None:
+        """List and watch until cancelled."""
+        resync = asyncio.create_task(self._resync_loop()) if self._resync else None
+        failures = 0
+        try:
+            while True:
+                try:
+                    await self._list()
+                    failures = 0
+                    await self._watch_until_broken()
+                except ApiError as err:
+                    if err.code != 410:
+                        failures += 1
+                        log.warning("%s: %s; listing again", self.kind, err.message)
+                except ApiConnectionError as err:
+                    failures += 1
+                    log.warning("%s: %s", self.kind, err)
+                if failures:
+                    await self._clock.sleep(min(0.2 * 2 ** (failures - 1), 30.0))
+        finally:
+            if resync is not None:
+                resync.cancel()
+
+    async def _list(self) -> None:
+        listed = await self.api.list_all(
+            self.kind, namespace=self.namespace, labels=self.labels, fields=self.fields
+        )
+        fresh = {key_of(obj): obj for obj in listed.get("items") or []}
+        for key in self.store:
+            if key not in fresh:
+                self._apply("DELETED", self.store.get(key) or {})
+        for obj in fresh.values():
+            self._apply("MODIFIED", obj)
+        self._version = str(listed["metadata"]["resourceVersion"])
+        self._synced.set()
+
+    async def _watch_until_broken(self) -> None:
+        """Watch from the last version seen, reopening when the server ends a stream."""
+        while True:
+            async for event_type, obj in self.api.watch(
+                self.kind,
+                namespace=self.namespace,
+                labels=self.labels,
+                fields=self.fields,
+                resource_version=self._version,
+                timeout_seconds=self._watch_timeout,
+            ):
+                if event_type != "BOOKMARK":
+                    self._apply(event_type, obj)
+                version = (obj.get("metadata") or {}).get("resourceVersion")
+                if version:
+                    self._version = str(version)
+
+    def _apply(self, event_type: str, obj: Obj) -> None:
+        if event_type == "DELETED":
+            old = self.store.delete(key_of(obj))
+            change = Change(old if old is not None else obj, None)
+        else:
+            old = self.store.upsert(obj)
+            if old is not None and _version(old) == _version(obj):
+                return  # a relist returned what the cache already holds
+            change = Change(old, obj)
+        for handler in self._handlers:
+            try:
+                handler(change)
+            except Exception:
+                log.exception("%s: a handler failed on %s", self.kind, key_of(change.obj))
+
+    async def _resync_loop(self) -> None:
+        assert self._resync
+        while True:
+            await self._clock.sleep(self._resync)
+            for obj in self.store.objects():
+                for handler in self._handlers:
+                    handler(Change(obj, obj))
+
+
+def _version(obj: Obj) -> str | None:
+    version = (obj.get("metadata") or {}).get("resourceVersion")
+    return str(version) if version is not None else None

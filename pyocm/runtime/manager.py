@@ -1,0 +1,119 @@
+"""Runs a set of controllers over shared informers, optionally only while leading.
+
+Controllers ask the manager for informers; two asking for the same kind, namespace and
+selectors share one list+watch and one cache. :meth:`Manager.run` starts the informers,
+then the controllers, and stops them all (no task left behind) when cancelled or when
+leadership is lost.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Awaitable, Callable, Coroutine
+from typing import Any
+
+from pyocm.runtime.client import Api
+from pyocm.runtime.clock import Clock, RealClock
+from pyocm.runtime.controller import Controller
+from pyocm.runtime.informer import Informer
+from pyocm.runtime.kinds import Kind
+from pyocm.runtime.leaderelection import LeaderElector
+
+log = logging.getLogger(__name__)
+Runnable = Callable[[], Coroutine[Any, Any, None]]
+
+
+class LeadershipLost(RuntimeError):
+    """The manager's lease went to another holder (or could not be renewed in time)."""
+
+
+class Manager:
+    def __init__(
+        self, api: Api, *, clock: Clock | None = None, resync: float | None = None
+    ) -> None:
+        self.api = api
+        self.clock = clock or RealClock()
+        self._resync = resync
+        self._informers: dict[tuple[Kind, str | None, str | None, str | None], Informer] = {}
+        self._controllers: list[Controller] = []
+        self._runnables: list[tuple[str, Runnable]] = []
+
+    def informer(
+        self,
+        kind: Kind,
+        *,
+        namespace: str | None = None,
+        labels: str | None = None,
+        fields: str | None = None,
+    ) -> Informer:
+        key = (kind, namespace, labels, fields)
+        found = self._informers.get(key)
+        if found is None:
+            found = Informer(
+                self.api,
+                kind,
+                namespace=namespace,
+                labels=labels,
+                fields=fields,
+                resync=self._resync,
+                clock=self.clock,
+            )
+            self._informers[key] = found
+        return found
+
+    def controller(
+        self, name: str, reconcile: Callable[[str], Awaitable[object]], *, workers: int = 1
+    ) -> Controller:
+        made = Controller(name, reconcile, workers=workers, clock=self.clock)  # type: ignore[arg-type]
+        self._controllers.append(made)
+        return made
+
+    def add(self, name: str, runnable: Runnable) -> None:
+        """Run ``runnable`` (a periodic job, say) alongside the controllers."""
+        self._runnables.append((name, runnable))
+
+    async def wait_synced(self) -> None:
+        await asyncio.gather(*(informer.wait_synced() for informer in self._informers.values()))
+
+    async def run(self, *, elector: LeaderElector | None = None) -> None:
+        """Run until cancelled; with ``elector``, only while holding its lease.
+
+        Losing the lease raises :class:`LeadershipLost` after every controller has
+        stopped, as client-go's controllers exit: another replica may already be acting,
+        so nothing of this term (caches, queues, backoffs) may carry into a next one.
+        """
+        if elector is None:
+            await self._run_all()
+            return
+        await elector.acquire()
+        log.info("became leader as %s", elector.identity)
+        work = asyncio.create_task(self._run_all())
+        held = asyncio.create_task(elector.hold())
+        try:
+            await asyncio.wait({work, held}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for task in (work, held):
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+            await elector.release()
+        if not work.cancelled() and work.exception() is not None:
+            raise work.exception()  # type: ignore[misc]
+        raise LeadershipLost(f"lost the lease as {elector.identity}")
+
+    async def _run_all(self) -> None:
+        tasks = [
+            asyncio.create_task(informer.run(), name=f"informer {kind}")
+            for (kind, *_), informer in self._informers.items()
+        ]
+        try:
+            await self.wait_synced()
+            tasks += [asyncio.create_task(c.run(), name=c.name) for c in self._controllers]
+            tasks += [asyncio.create_task(run(), name=name) for name, run in self._runnables]
+            await asyncio.gather(*tasks)
+        finally:
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
