@@ -1,7 +1,7 @@
-"""``pyocm hub``: the API server (and, as they land, the hub controllers) in one process.
+"""``pyocm hub``: the API server and the hub's registration controllers in one process.
 
-This module and :mod:`pyocm.testing` are the only ones that join the server and the
-client side: the OCM CRDs are installed through the API, like any client would.
+The controllers and the CRD installer reach the server through its API with the admin
+kubeconfig, exactly as ``pyocm controller`` does against any other API server.
 """
 
 from __future__ import annotations
@@ -17,7 +17,9 @@ import typer
 
 from pyocm.apiserver.config import ServerConfig, default_data_dir, parse_listen
 from pyocm.apiserver.server import HubServer
-from pyocm.cli import crdinstall
+from pyocm.local import crdinstall
+from pyocm.registration.hub.manager import HubOptions, build_hub_manager
+from pyocm.runtime.client import Api
 
 log = logging.getLogger("pyocm.hub")
 
@@ -27,6 +29,9 @@ def hub(
     listen: str = typer.Option("127.0.0.1:6443", "--listen", help="HOST:PORT to serve on; port 0 picks a free one."),
     cluster_signing_duration: str = typer.Option("8760h", "--cluster-signing-duration", help="Longest client certificate the hub signs, e.g. 8760h or 30m."),
     sqlite_synchronous: str = typer.Option("FULL", "--sqlite-synchronous", help="FULL (acknowledged writes survive power loss) or NORMAL."),
+    controllers: bool = typer.Option(True, "--controllers/--no-controllers", help="Run the hub's registration controllers in this process."),
+    feature_gates: str = typer.Option("", "--feature-gates", help="Comma-separated Gate=true|false, e.g. ManagedClusterAutoApproval=true."),
+    auto_approved_csr_users: str = typer.Option("", "--auto-approved-csr-users", help="Comma-separated users whose join CSRs are approved without an admin (needs ManagedClusterAutoApproval)."),
     log_level: str = typer.Option("INFO", "--log-level"),
 ) -> None:
     """Run a hub API server in the foreground until Ctrl-C or SIGTERM."""
@@ -34,6 +39,7 @@ def hub(
     try:
         host, port = parse_listen(listen)
         duration = parse_duration(cluster_signing_duration)
+        gates = parse_feature_gates(feature_gates)
     except ValueError as err:
         _fail(str(err))
     if sqlite_synchronous.upper() not in ("FULL", "NORMAL"):
@@ -44,9 +50,14 @@ def hub(
         port=port,
         cluster_signing_duration=duration,
         sqlite_synchronous=sqlite_synchronous.upper(),
+        feature_gates=gates,
     )
+    options = None
+    if controllers:
+        users = tuple(user.strip() for user in auto_approved_csr_users.split(",") if user.strip())
+        options = HubOptions(feature_gates=gates, auto_approved_users=users)
     try:
-        _run(config)
+        _run(config, options)
     except OSError as err:
         typer.echo(f"error: {err}", err=True)
         raise typer.Exit(1) from None
@@ -74,29 +85,56 @@ def parse_duration(text: str) -> timedelta:
     return timedelta(seconds=total)
 
 
-def _run(config: ServerConfig) -> None:
+def parse_feature_gates(text: str) -> dict[str, bool]:
+    """``A=true,B=false`` as Kubernetes components take ``--feature-gates``."""
+    gates: dict[str, bool] = {}
+    for item in filter(None, (part.strip() for part in text.split(","))):
+        name, sep, value = item.partition("=")
+        if not sep or not name or value.lower() not in ("true", "false"):
+            raise ValueError(f"invalid feature gate {item!r}: use Name=true or Name=false")
+        gates[name] = value.lower() == "true"
+    return gates
+
+
+def _run(config: ServerConfig, options: HubOptions | None) -> None:
     try:
         import uvloop
 
         uvloop.install()
     except ImportError:  # pragma: no cover - uvloop is a dependency; plain asyncio still works
         pass
-    asyncio.run(_serve(config))
+    asyncio.run(_serve(config, options))
 
 
-async def _serve(config: ServerConfig) -> None:
+async def _serve(config: ServerConfig, options: HubOptions | None) -> None:
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
     server = HubServer(config)
     await server.start()
+    api = Api.from_kubeconfig(config.admin_kubeconfig)
+    running: asyncio.Task[None] | None = None
     try:
-        await crdinstall.install(kubeconfig=config.admin_kubeconfig)
+        await crdinstall.install(api, crdinstall.ocm_crds())
+        if options is not None:
+            running = asyncio.create_task(build_hub_manager(api, options=options).run(), name="hub controllers")
+            running.add_done_callback(lambda task: _controllers_ended(task, stop))
         print(f"pyocm hub listening on {server.url} (port {server.port})", flush=True)
         print(f"admin kubeconfig: {config.admin_kubeconfig}", flush=True)
         print(f"data directory: {config.data_dir}", flush=True)
         await stop.wait()
     finally:
+        if running is not None:
+            running.cancel()
+            await asyncio.gather(running, return_exceptions=True)
+        await api.close()
         await server.stop()
     print("pyocm hub stopped", flush=True)
+
+
+def _controllers_ended(task: asyncio.Task[None], stop: asyncio.Event) -> None:
+    """Controllers never end on their own; if they fail, the hub stops rather than limp on."""
+    if not task.cancelled() and task.exception() is not None:
+        log.error("hub controllers failed: %s", task.exception())
+        stop.set()

@@ -55,11 +55,15 @@ def parse(text: str) -> BootstrapToken:
     """Parse ``<id>.<secret>``; the error message never repeats the secret."""
     match = _TOKEN.match(text.strip())
     if not match:
-        raise ValueError("the token must look like abcdef.0123456789abcdef (6 and 16 lowercase letters or digits)")
+        raise ValueError(
+            "the token must look like abcdef.0123456789abcdef (6 and 16 lowercase letters or digits)"
+        )
     return BootstrapToken(id=match.group(1), secret=match.group(2))
 
 
-def token_secret(token: BootstrapToken, *, now: datetime, ttl: timedelta = DEFAULT_TTL) -> dict[str, Any]:
+def token_secret(
+    token: BootstrapToken, *, now: datetime, ttl: timedelta = DEFAULT_TTL
+) -> dict[str, Any]:
     """The Secret that makes ``token`` valid for ``ttl`` from ``now``."""
     return {
         "apiVersion": "v1",
@@ -81,7 +85,9 @@ def token_secret(token: BootstrapToken, *, now: datetime, ttl: timedelta = DEFAU
 def ca_cert_hash(ca_pem: bytes) -> str:
     """``sha256:<hex>`` of the first certificate's SubjectPublicKeyInfo."""
     cert = x509.load_pem_x509_certificate(ca_pem)
-    spki = cert.public_key().public_bytes(serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo)
+    spki = cert.public_key().public_bytes(
+        serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo
+    )
     return "sha256:" + hashlib.sha256(spki).hexdigest()
 
 
@@ -89,7 +95,10 @@ def ca_matches(ca_pem: bytes, expected: str) -> bool:
     """Whether any certificate in the bundle has the pinned hash (``sha256:`` optional)."""
     want = expected.strip().lower().removeprefix("sha256:")
     certs = x509.load_pem_x509_certificates(ca_pem)
-    hashes = {ca_cert_hash(cert.public_bytes(serialization.Encoding.PEM)).removeprefix("sha256:") for cert in certs}
+    hashes = {
+        ca_cert_hash(cert.public_bytes(serialization.Encoding.PEM)).removeprefix("sha256:")
+        for cert in certs
+    }
     return want in hashes
 
 

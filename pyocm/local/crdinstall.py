@@ -1,0 +1,73 @@
+"""Install (or update) CustomResourceDefinitions through an API server, as ``kubectl
+apply`` would, and wait until each is Established.
+
+The hub's server knows nothing of OCM: its CRDs reach it this way, and an embedded
+managed cluster gets the ClusterClaim CRD the same way.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterable
+from typing import Any
+
+from pyocm.api import conditions, crds
+from pyocm.kube.status import ApiError
+from pyocm.runtime import kinds
+from pyocm.runtime.client import Api
+
+Obj = dict[str, Any]
+CLUSTER_CLAIMS = "clusterclaims.cluster.open-cluster-management.io"
+
+
+class InstallError(RuntimeError):
+    pass
+
+
+def ocm_crds(*, only: Iterable[str] | None = None) -> list[Obj]:
+    """pyocm's CRDs, or only those named (``<plural>.<group>``)."""
+    wanted = set(only) if only is not None else None
+    rendered = crds.render_all()
+    if wanted is not None:
+        missing = wanted - {crd["metadata"]["name"] for crd in rendered}
+        if missing:
+            raise InstallError(f"no such CRD: {', '.join(sorted(missing))}")
+        rendered = [crd for crd in rendered if crd["metadata"]["name"] in wanted]
+    return rendered
+
+
+async def install(api: Api, definitions: list[Obj], *, timeout: float = 30.0) -> list[str]:
+    """Create or update each CRD, then wait until all are Established."""
+    names = [await _apply(api, crd) for crd in definitions]
+    await _wait_established(api, names, timeout=timeout)
+    return names
+
+
+async def _apply(api: Api, crd: Obj) -> str:
+    name = str(crd["metadata"]["name"])
+    try:
+        current = await api.get(kinds.CRD, name)
+    except ApiError as err:
+        if err.code != 404:
+            raise
+        await api.create(kinds.CRD, crd)
+        return name
+    if current.get("spec") != crd["spec"]:
+        wanted = {**crd, "metadata": {**crd["metadata"], "resourceVersion": current["metadata"]["resourceVersion"]}}
+        await api.update(kinds.CRD, wanted)
+    return name
+
+
+async def _wait_established(api: Api, names: list[str], *, timeout: float) -> None:
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    pending = set(names)
+    while pending:
+        for name in sorted(pending):
+            crd = await api.get(kinds.CRD, name)
+            if conditions.is_true((crd.get("status") or {}).get("conditions"), "Established"):
+                pending.discard(name)
+        if pending:
+            if loop.time() > deadline:
+                raise InstallError(f"CRDs not established after {timeout:.0f}s: {', '.join(sorted(pending))}")
+            await asyncio.sleep(0.05)

@@ -1,0 +1,29 @@
+"""The two common ClusterRoles exist exactly while at least one ManagedCluster does."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from pyocm.registration.hub import rbac
+from pyocm.registration.hub.apply import apply, delete_if_present
+from pyocm.runtime import kinds
+from pyocm.runtime.client import Api
+from pyocm.runtime.informer import Informer
+
+KEY = "common-cluster-roles"
+
+
+class ClusterRolesController:
+    def __init__(self, api: Api, clusters: Informer, *, labels: Mapping[str, str] = {}) -> None:
+        self.api = api
+        self.clusters = clusters
+        self.labels = dict(labels)
+
+    async def reconcile(self, key: str) -> None:
+        roles = rbac.common_roles(labels=self.labels)
+        if len(self.clusters.store):
+            for role in roles:
+                await apply(self.api, kinds.CLUSTER_ROLE, role)
+        else:
+            for role in roles:
+                await delete_if_present(self.api, kinds.CLUSTER_ROLE, role["metadata"]["name"])

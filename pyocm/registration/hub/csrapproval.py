@@ -1,0 +1,150 @@
+"""Approve the CSRs of registered agents renewing their client certificates.
+
+A CSR is considered when its signer is ``kubernetes.io/kube-apiserver-client`` and it is
+neither approved nor denied. It must pass upstream's ``validateCSR`` (cluster label,
+signer, a parsable request, exactly the cluster's group besides the managed-clusters
+group, CN ``system:open-cluster-management:<cluster>:<agent>``). Then:
+
+* renewal: the requester is the certificate's CN (an agent renewing with its current
+  certificate), the cluster is accepted (a pyocm addition from mission seed 000: access
+  is never renewed for a cluster the admin has not accepted), and a SubjectAccessReview
+  grants ``renew`` on ``managedclusters/clientcertificates`` (the per-cluster role grants
+  it only while accepted);
+* auto-approval (gate ``ManagedClusterAutoApproval``): the requester is one of the
+  configured users.
+
+A first join is approved by the admin (``pyocm accept``), never here.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import copy
+import logging
+from collections.abc import Collection
+from typing import Any
+
+from pyocm.api import conditions, wellknown
+from pyocm.kube import timefmt
+from pyocm.pki.csr import CsrError, parse_csr
+from pyocm.registration.hub import rbac
+from pyocm.runtime import kinds
+from pyocm.runtime.client import Api
+from pyocm.runtime.clock import Clock
+from pyocm.runtime.events import Recorder
+from pyocm.runtime.informer import Informer
+
+Obj = dict[str, Any]
+log = logging.getLogger(__name__)
+CLIENT_SIGNER = "kubernetes.io/kube-apiserver-client"
+APPROVE_REASON = "AutoApprovedByHubCSRApprovingController"
+APPROVE_MESSAGE = "Auto approving Managed cluster agent certificate after SubjectAccessReview."
+
+
+def validate(csr: Obj) -> str | None:
+    """The cluster the CSR is for, or None when it is not a valid cluster-agent CSR."""
+    cluster = ((csr.get("metadata") or {}).get("labels") or {}).get(wellknown.CLUSTER_NAME_LABEL)
+    spec = csr.get("spec") or {}
+    if not cluster or spec.get("signerName") != CLIENT_SIGNER:
+        return None
+    try:
+        info = parse_csr(base64.b64decode(spec.get("request") or "", validate=True))
+    except (CsrError, binascii.Error, ValueError):
+        return None
+    groups = set(info.organizations) - {rbac.MANAGED_CLUSTERS_GROUP}
+    if groups != {f"{rbac.SUBJECT_PREFIX}{cluster}"}:
+        return None
+    if not info.common_name.startswith(rbac.SUBJECT_PREFIX):
+        return None
+    parts = info.common_name.removeprefix(rbac.SUBJECT_PREFIX).split(":")
+    if len(parts) != 2 or not all(parts) or parts[0] != cluster:
+        return None
+    return str(cluster)
+
+
+def common_name(csr: Obj) -> str:
+    return parse_csr(base64.b64decode(csr["spec"]["request"])).common_name
+
+
+class CsrApprovalController:
+    def __init__(
+        self,
+        api: Api,
+        csrs: Informer,
+        clusters: Informer,
+        *,
+        clock: Clock,
+        recorder: Recorder,
+        auto_approved_users: Collection[str] = (),
+    ) -> None:
+        self.api = api
+        self.csrs = csrs
+        self.clusters = clusters
+        self.clock = clock
+        self.recorder = recorder
+        self.auto_approved_users = frozenset(auto_approved_users)
+
+    async def reconcile(self, name: str) -> None:
+        csr = self.csrs.store.get(name)
+        if csr is None or _decided(csr):
+            return
+        cluster = validate(csr)
+        if cluster is None:
+            return
+        spec = csr["spec"]
+        if spec.get("username") == common_name(csr):
+            if await self._renewal_allowed(csr, cluster):
+                await self._approve(csr, reason="ManagedClusterCSRAutoApproved")
+            return
+        if spec.get("username") in self.auto_approved_users:
+            await self._approve(csr, reason="ManagedClusterAutoApproved")
+
+    async def _renewal_allowed(self, csr: Obj, cluster: str) -> bool:
+        managed = self.clusters.store.get(cluster)
+        if managed is None or not (managed.get("spec") or {}).get("hubAcceptsClient"):
+            log.info(
+                "not renewing %s: cluster %s is not accepted", csr["metadata"]["name"], cluster
+            )
+            return False
+        spec = csr["spec"]
+        review = {
+            "apiVersion": "authorization.k8s.io/v1",
+            "kind": "SubjectAccessReview",
+            "spec": {
+                "user": spec.get("username"),
+                "uid": spec.get("uid"),
+                "groups": spec.get("groups") or [],
+                "extra": spec.get("extra") or {},
+                "resourceAttributes": {
+                    "group": wellknown.REGISTER_GROUP,
+                    "resource": "managedclusters",
+                    "subresource": "clientcertificates",
+                    "verb": "renew",
+                },
+            },
+        }
+        answer = await self.api.create(kinds.SUBJECT_ACCESS_REVIEW, review)
+        return bool((answer.get("status") or {}).get("allowed"))
+
+    async def _approve(self, csr: Obj, *, reason: str) -> None:
+        approved = copy.deepcopy(csr)
+        listed = approved.setdefault("status", {}).setdefault("conditions", [])
+        listed.append(
+            {
+                "type": "Approved",
+                "status": "True",
+                "reason": APPROVE_REASON,
+                "message": APPROVE_MESSAGE,
+                "lastUpdateTime": timefmt.format_time(self.clock.now()),
+            }
+        )
+        await self.api.update(kinds.CSR, approved, subresource="approval")
+        await self.recorder.event(
+            csr, reason=reason, note=f"auto approved the CSR {csr['metadata']['name']}"
+        )
+
+
+def _decided(csr: Obj) -> bool:
+    found = (csr.get("status") or {}).get("conditions") or []
+    return any(conditions.find(found, kind) is not None for kind in ("Approved", "Denied"))

@@ -1,0 +1,140 @@
+"""Clean a removed cluster's namespace: add-ons first, then ManifestWorks, lowest priority first.
+
+Every live cluster carries the ``resource-cleanup`` finalizer. Once it is being
+deleted, each kind of ``--gc-resource-list`` is emptied in order, and within a kind only
+the objects with the lowest ``open-cluster-management.io/cleanup-priority`` (0 to 100,
+0 when missing or invalid) are deleted per round. The ``Deleting`` condition tells how
+far cleanup is; the finalizer goes when nothing is left.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pyocm.api import wellknown
+from pyocm.kube.status import ApiError
+from pyocm.registration.hub.status import set_cluster_condition
+from pyocm.runtime import kinds
+from pyocm.runtime.client import Api
+from pyocm.runtime.clock import Clock
+from pyocm.runtime.controller import Result
+from pyocm.runtime.events import Recorder
+from pyocm.runtime.informer import Informer
+from pyocm.runtime.kinds import Kind
+
+Obj = dict[str, Any]
+DEFAULT_RESOURCES: tuple[Kind, ...] = (kinds.MANAGED_CLUSTER_ADDON, kinds.MANIFEST_WORK)
+RETRY = 5.0
+
+
+def cleanup_priority(obj: Obj) -> int:
+    text = ((obj.get("metadata") or {}).get("annotations") or {}).get(
+        wellknown.CLEANUP_PRIORITY_ANNOTATION
+    )
+    try:
+        value = int(str(text))
+    except ValueError:
+        return 0
+    return value if 0 <= value <= 100 else 0
+
+
+class GcController:
+    def __init__(
+        self,
+        api: Api,
+        clusters: Informer,
+        *,
+        clock: Clock,
+        recorder: Recorder,
+        resources: tuple[Kind, ...] = DEFAULT_RESOURCES,
+    ) -> None:
+        self.api = api
+        self.clusters = clusters
+        self.clock = clock
+        self.recorder = recorder
+        self.resources = resources
+
+    async def reconcile(self, name: str) -> Result | None:
+        cluster = self.clusters.store.get(name)
+        if cluster is None:
+            return None
+        finalizers = cluster["metadata"].get("finalizers") or []
+        if not cluster["metadata"].get("deletionTimestamp"):
+            if wellknown.RESOURCE_CLEANUP_FINALIZER not in finalizers:
+                await self._finalizers(cluster, [*finalizers, wellknown.RESOURCE_CLEANUP_FINALIZER])
+            return None
+        if wellknown.RESOURCE_CLEANUP_FINALIZER not in finalizers:
+            return None
+        for kind in self.resources:
+            items = await self._items(kind, name)
+            if items:
+                await self._delete_lowest(cluster, kind, items)
+                return Result(requeue_after=RETRY)
+        await set_cluster_condition(
+            self.api,
+            cluster,
+            clock=self.clock,
+            type=wellknown.CLUSTER_DELETING,
+            status="True",
+            reason=wellknown.REASON_NO_RESOURCE,
+            message="No cleaned resource in cluster ns.",
+        )
+        await self.recorder.event(
+            cluster,
+            namespace=name,
+            reason="ResourceCleanupCompleted",
+            note=f"All resources are cleaned up in cluster ns {name}",
+        )
+        await self._finalizers(
+            cluster, [f for f in finalizers if f != wellknown.RESOURCE_CLEANUP_FINALIZER]
+        )
+        return None
+
+    async def _items(self, kind: Kind, namespace: str) -> list[Obj]:
+        try:
+            return list((await self.api.list_all(kind, namespace=namespace)).get("items") or [])
+        except ApiError as err:
+            if err.code == 404:  # kind not served here
+                return []
+            raise
+
+    async def _delete_lowest(self, cluster: Obj, kind: Kind, items: list[Obj]) -> None:
+        pending = sum(1 for item in items if item["metadata"].get("finalizers"))
+        await set_cluster_condition(
+            self.api,
+            cluster,
+            clock=self.clock,
+            type=wellknown.CLUSTER_DELETING,
+            status="False",
+            reason=wellknown.REASON_RESOURCE_REMAINING,
+            message=f"The resource {kind.plural} is remaning, the remaining count is {len(items)}, "
+            f"the finalizer pending count is {pending}",
+        )
+        lowest = min(cleanup_priority(item) for item in items)
+        for item in items:
+            if cleanup_priority(item) == lowest and not item["metadata"].get("deletionTimestamp"):
+                try:
+                    await self.api.delete(
+                        kind, item["metadata"]["name"], namespace=item["metadata"]["namespace"]
+                    )
+                except ApiError as err:
+                    if err.code != 404:
+                        await set_cluster_condition(
+                            self.api,
+                            cluster,
+                            clock=self.clock,
+                            type=wellknown.CLUSTER_DELETING,
+                            status="False",
+                            reason=wellknown.REASON_DELETING_ERROR,
+                            message=err.message,
+                        )
+                        raise
+
+    async def _finalizers(self, cluster: Obj, finalizers: list[str]) -> None:
+        patch = {
+            "metadata": {
+                "resourceVersion": cluster["metadata"]["resourceVersion"],
+                "finalizers": finalizers,
+            }
+        }
+        await self.api.patch(kinds.MANAGED_CLUSTER, cluster["metadata"]["name"], patch)

@@ -1,0 +1,241 @@
+"""Accept, deny and remove ManagedClusters (upstream's managedcluster controller).
+
+Accepted (``spec.hubAcceptsClient: true``): the cluster namespace, the cleanup
+finalizer, the per-cluster RBAC of :mod:`.rbac`, and ``HubAcceptedManagedCluster``
+True. Denied after having been accepted: access cut back to reading its own
+ManagedCluster, the RoleBindings removed (the work one waits until no ManifestWork is
+left), then the condition False. Deleted: all per-cluster RBAC removed, then the
+finalizer. The cluster namespace is never deleted here.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from typing import Any
+
+from pyocm.api import conditions, wellknown
+from pyocm.kube.status import ApiError
+from pyocm.registration.hub import rbac
+from pyocm.registration.hub.apply import apply, delete_if_present
+from pyocm.registration.hub.status import set_cluster_condition
+from pyocm.runtime import kinds
+from pyocm.runtime.client import Api
+from pyocm.runtime.clock import Clock
+from pyocm.runtime.controller import Result
+from pyocm.runtime.events import Recorder
+from pyocm.runtime.informer import Informer
+
+Obj = dict[str, Any]
+log = logging.getLogger(__name__)
+WORK_WAIT = 5.0
+
+
+class ManagedClusterController:
+    def __init__(
+        self,
+        api: Api,
+        clusters: Informer,
+        *,
+        clock: Clock,
+        recorder: Recorder,
+        labels: Mapping[str, str] = {},
+    ) -> None:
+        self.api = api
+        self.clusters = clusters
+        self.clock = clock
+        self.recorder = recorder
+        self.labels = dict(labels)
+
+    async def reconcile(self, name: str) -> Result | None:
+        cluster = self.clusters.store.get(name)
+        if cluster is None:
+            await self._remove_access(name)
+            return None
+        if cluster["metadata"].get("deletionTimestamp"):
+            return await self._finalize(cluster)
+        if (cluster.get("spec") or {}).get("hubAcceptsClient"):
+            await self._accept(cluster)
+            return None
+        return await self._deny(cluster)
+
+    async def _accept(self, cluster: Obj) -> None:
+        name = cluster["metadata"]["name"]
+        try:
+            await apply(
+                self.api,
+                kinds.NAMESPACE,
+                {"metadata": {"name": name, "labels": self._labels(name)}},
+            )
+            cluster = await self._add_finalizer(cluster)
+            await apply(
+                self.api,
+                kinds.CLUSTER_ROLE,
+                rbac.cluster_role(name, accepted=True, labels=self.labels),
+            )
+            await apply(
+                self.api,
+                kinds.CLUSTER_ROLE_BINDING,
+                rbac.cluster_role_binding(name, labels=self.labels),
+            )
+            await apply(self.api, kinds.ROLE_BINDING, self._registration_binding(name))
+            await apply(self.api, kinds.ROLE_BINDING, self._work_binding(name))
+        except ApiError as err:
+            if err.code == 409:
+                raise
+            await set_cluster_condition(
+                self.api,
+                cluster,
+                clock=self.clock,
+                type=wellknown.CLUSTER_HUB_ACCEPTED,
+                status="False",
+                reason="Error",
+                message=err.message,
+            )
+            raise
+        was_accepted = conditions.is_true(_conditions(cluster), wellknown.CLUSTER_HUB_ACCEPTED)
+        await set_cluster_condition(
+            self.api,
+            cluster,
+            clock=self.clock,
+            type=wellknown.CLUSTER_HUB_ACCEPTED,
+            status="True",
+            reason=wellknown.REASON_HUB_ADMIN_ACCEPTED,
+            message="Accepted by hub cluster admin",
+        )
+        if not was_accepted:
+            await self.recorder.event(
+                cluster,
+                namespace=name,
+                reason="ManagedClusterAccepted",
+                note=f"managed cluster {name} is accepted by hub",
+            )
+
+    async def _deny(self, cluster: Obj) -> Result | None:
+        name = cluster["metadata"]["name"]
+        if not conditions.is_true(_conditions(cluster), wellknown.CLUSTER_HUB_ACCEPTED):
+            return None  # never accepted (or already denied): nothing was granted
+        await self.recorder.event(
+            cluster,
+            namespace=name,
+            reason="ManagedClusterDenied",
+            note=f"managed cluster {name} is denied by hub",
+        )
+        await apply(
+            self.api,
+            kinds.CLUSTER_ROLE,
+            rbac.cluster_role(name, accepted=False, labels=self.labels),
+        )
+        await apply(
+            self.api,
+            kinds.CLUSTER_ROLE_BINDING,
+            rbac.cluster_role_binding(name, labels=self.labels),
+        )
+        await delete_if_present(
+            self.api, kinds.ROLE_BINDING, rbac.registration_binding_name(name), namespace=name
+        )
+        await delete_if_present(
+            self.api, kinds.ROLE_BINDING, rbac.work_binding_name(name), namespace=name
+        )
+        if await self._works_remain(name):
+            return Result(requeue_after=WORK_WAIT)
+        await self._release_work_binding(name)
+        await set_cluster_condition(
+            self.api,
+            cluster,
+            clock=self.clock,
+            type=wellknown.CLUSTER_HUB_ACCEPTED,
+            status="False",
+            reason=wellknown.REASON_HUB_ADMIN_DENIED,
+            message="Denied by hub cluster admin",
+        )
+        return None
+
+    async def _finalize(self, cluster: Obj) -> Result | None:
+        name = cluster["metadata"]["name"]
+        await self._remove_access(name)
+        if await self._works_remain(name):
+            return Result(requeue_after=WORK_WAIT)
+        await self._release_work_binding(name)
+        finalizers = cluster["metadata"].get("finalizers") or []
+        if wellknown.API_RESOURCE_CLEANUP_FINALIZER in finalizers:
+            kept = [f for f in finalizers if f != wellknown.API_RESOURCE_CLEANUP_FINALIZER]
+            await self._set_finalizers(cluster, kept)
+        return None
+
+    async def _remove_access(self, name: str) -> None:
+        await delete_if_present(self.api, kinds.CLUSTER_ROLE, rbac.cluster_role_name(name))
+        await delete_if_present(self.api, kinds.CLUSTER_ROLE_BINDING, rbac.cluster_role_name(name))
+        await delete_if_present(
+            self.api, kinds.ROLE_BINDING, rbac.registration_binding_name(name), namespace=name
+        )
+        await delete_if_present(
+            self.api, kinds.ROLE_BINDING, rbac.work_binding_name(name), namespace=name
+        )
+
+    async def _works_remain(self, name: str) -> bool:
+        try:
+            works = await self.api.list(kinds.MANIFEST_WORK, namespace=name, limit=1)
+        except ApiError as err:
+            if err.code == 404:  # no ManifestWork API on this hub
+                return False
+            raise
+        return bool(works.get("items"))
+
+    async def _release_work_binding(self, name: str) -> None:
+        """Strip the work RoleBinding's finalizer so its pending deletion completes."""
+        try:
+            binding = await self.api.get(
+                kinds.ROLE_BINDING, rbac.work_binding_name(name), namespace=name
+            )
+        except ApiError as err:
+            if err.code == 404:
+                return
+            raise
+        finalizers = binding["metadata"].get("finalizers") or []
+        if wellknown.MANIFEST_WORK_CLEANUP_FINALIZER in finalizers:
+            binding["metadata"]["finalizers"] = [
+                f for f in finalizers if f != wellknown.MANIFEST_WORK_CLEANUP_FINALIZER
+            ]
+            await self.api.update(kinds.ROLE_BINDING, binding)
+
+    async def _add_finalizer(self, cluster: Obj) -> Obj:
+        finalizers = cluster["metadata"].get("finalizers") or []
+        if wellknown.API_RESOURCE_CLEANUP_FINALIZER in finalizers:
+            return cluster
+        return await self._set_finalizers(
+            cluster, [*finalizers, wellknown.API_RESOURCE_CLEANUP_FINALIZER]
+        )
+
+    async def _set_finalizers(self, cluster: Obj, finalizers: list[str]) -> Obj:
+        patch = {
+            "metadata": {
+                "resourceVersion": cluster["metadata"]["resourceVersion"],
+                "finalizers": finalizers,
+            }
+        }
+        return await self.api.patch(kinds.MANAGED_CLUSTER, cluster["metadata"]["name"], patch)
+
+    def _labels(self, name: str) -> dict[str, str]:
+        return {wellknown.CLUSTER_NAME_LABEL: name, **self.labels}
+
+    def _registration_binding(self, name: str) -> Obj:
+        return rbac.role_binding(
+            name,
+            name=rbac.registration_binding_name(name),
+            role=rbac.REGISTRATION_ROLE,
+            labels=self.labels,
+        )
+
+    def _work_binding(self, name: str) -> Obj:
+        return rbac.role_binding(
+            name,
+            name=rbac.work_binding_name(name),
+            role=rbac.WORK_ROLE,
+            labels=self.labels,
+            finalizers=[wellknown.MANIFEST_WORK_CLEANUP_FINALIZER],
+        )
+
+
+def _conditions(cluster: Obj) -> list[Obj]:
+    return list((cluster.get("status") or {}).get("conditions") or [])

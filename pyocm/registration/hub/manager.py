@@ -1,0 +1,150 @@
+"""Wire the hub's registration controllers over shared informers.
+
+:func:`build_hub_manager` is what ``pyocm hub`` runs in-process and ``pyocm controller``
+runs against any API server; both only talk to the API through ``api``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from pyocm.api import wellknown
+from pyocm.registration.hub import rbac
+from pyocm.registration.hub.apply import apply
+from pyocm.registration.hub.clusterroles import KEY as COMMON_ROLES_KEY
+from pyocm.registration.hub.clusterroles import ClusterRolesController
+from pyocm.registration.hub.csrapproval import CLIENT_SIGNER, CsrApprovalController
+from pyocm.registration.hub.gc import DEFAULT_RESOURCES, GcController
+from pyocm.registration.hub.lease import LEASE_NAME, ClockSyncController, LeaseController, lease_key
+from pyocm.registration.hub.managedcluster import ManagedClusterController
+from pyocm.registration.hub.taint import TaintController
+from pyocm.runtime import kinds
+from pyocm.runtime.client import Api
+from pyocm.runtime.clock import Clock, RealClock
+from pyocm.runtime.events import Recorder
+from pyocm.runtime.informer import Change
+from pyocm.runtime.kinds import Kind
+from pyocm.runtime.manager import Manager
+
+Obj = dict[str, Any]
+CONTROLLER_NAME = "pyocm-registration-controller"
+LEADER_LEASE = "pyocm-hub-controllers"
+LEADER_NAMESPACE = "open-cluster-management-hub"
+
+#: Feature gates of upstream's hub registration, with their defaults.
+DEFAULT_GATES: Mapping[str, bool] = {
+    "DefaultClusterSet": True,
+    "ManagedClusterAutoApproval": False,
+    "ResourceCleanup": True,
+    "V1beta1CSRAPICompatibility": False,
+    "ClusterProfile": False,
+    "ClusterImporter": False,
+}
+
+
+@dataclass(frozen=True)
+class HubOptions:
+    identity: str = "pyocm-hub"
+    labels: Mapping[str, str] = field(default_factory=dict)
+    auto_approved_users: tuple[str, ...] = ()
+    feature_gates: Mapping[str, bool] = field(default_factory=dict)
+    gc_resources: tuple[Kind, ...] = DEFAULT_RESOURCES
+
+    def gate(self, name: str) -> bool:
+        return bool(self.feature_gates.get(name, DEFAULT_GATES.get(name, False)))
+
+
+def _cluster_of(obj: Obj) -> list[str]:
+    name = ((obj.get("metadata") or {}).get("labels") or {}).get(wellknown.CLUSTER_NAME_LABEL)
+    return [name] if name else []
+
+
+def _renewed(change: Change) -> bool:
+    def renew(obj: Obj | None) -> object:
+        return ((obj or {}).get("spec") or {}).get("renewTime")
+
+    return change.new is not None and renew(change.old) != renew(change.new)
+
+
+def build_hub_manager(
+    api: Api, *, options: HubOptions | None = None, clock: Clock | None = None
+) -> Manager:
+    options = options or HubOptions()
+    clock = clock or RealClock()
+    manager = Manager(api, clock=clock)
+    recorder = Recorder(api, controller=CONTROLLER_NAME, instance=options.identity, clock=clock)
+    clusters = manager.informer(kinds.MANAGED_CLUSTER)
+    csrs = manager.informer(kinds.CSR, fields=f"spec.signerName={CLIENT_SIGNER}")
+    leases = manager.informer(kinds.LEASE, fields=f"metadata.name={LEASE_NAME}")
+    labelled = wellknown.CLUSTER_NAME_LABEL
+    roles = manager.informer(kinds.CLUSTER_ROLE, labels=labelled)
+    role_bindings = manager.informer(kinds.CLUSTER_ROLE_BINDING, labels=labelled)
+    namespaced_bindings = manager.informer(kinds.ROLE_BINDING, labels=labelled)
+
+    accept = ManagedClusterController(
+        api, clusters, clock=clock, recorder=recorder, labels=options.labels
+    )
+    controller = manager.controller("managedcluster", accept.reconcile)
+    controller.watch(clusters)
+    for informer in (roles, role_bindings, namespaced_bindings):
+        controller.watch(informer, _cluster_of)
+
+    approval = CsrApprovalController(
+        api,
+        csrs,
+        clusters,
+        clock=clock,
+        recorder=recorder,
+        auto_approved_users=options.auto_approved_users
+        if options.gate("ManagedClusterAutoApproval")
+        else (),
+    )
+    manager.controller("csr-approval", approval.reconcile).watch(csrs)
+
+    common = ClusterRolesController(api, clusters, labels=options.labels)
+    common_controller = manager.controller("clusterrole", common.reconcile)
+    common_controller.watch(clusters, lambda _: [COMMON_ROLES_KEY])
+    common_controller.watch(roles, lambda _: [COMMON_ROLES_KEY])
+
+    lease = LeaseController(api, clusters, leases, clock=clock, recorder=recorder)
+    lease_controller = manager.controller("lease", lease.reconcile)
+    lease_controller.watch(clusters)
+    lease_controller.watch(leases, lease_key)
+
+    clock_sync = ClockSyncController(api, clusters, leases, clock=clock)
+    manager.controller("clocksync", clock_sync.reconcile).watch(
+        leases, lease_key, predicate=_renewed
+    )
+
+    taint = TaintController(api, clusters, recorder=recorder)
+    manager.controller("taint", taint.reconcile).watch(clusters)
+
+    if options.gate("ResourceCleanup"):
+        gc = GcController(
+            api, clusters, clock=clock, recorder=recorder, resources=options.gc_resources
+        )
+        manager.controller("gc", gc.reconcile).watch(clusters)
+
+    async def bootstrap_rbac() -> None:
+        await apply(api, kinds.NAMESPACE, {"metadata": {"name": rbac.BOOTSTRAP_NAMESPACE}})
+        await apply(
+            api,
+            kinds.SERVICE_ACCOUNT,
+            {
+                "metadata": {
+                    "name": rbac.BOOTSTRAP_SERVICE_ACCOUNT,
+                    "namespace": rbac.BOOTSTRAP_NAMESPACE,
+                }
+            },
+        )
+        for obj in rbac.bootstrap_objects():
+            await apply(
+                api,
+                kinds.CLUSTER_ROLE if obj["kind"] == "ClusterRole" else kinds.CLUSTER_ROLE_BINDING,
+                obj,
+            )
+
+    manager.add("bootstrap-rbac", bootstrap_rbac)
+    return manager

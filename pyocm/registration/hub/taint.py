@@ -1,0 +1,66 @@
+"""Taints that follow availability, so placement stops choosing clusters that cannot act.
+
+Available missing or Unknown → ``unreachable``; False → ``unavailable``; True → neither.
+Taints are written without ``timeAdded``: the hub's admission stamps it.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from pyocm.api import conditions, wellknown
+from pyocm.runtime import kinds
+from pyocm.runtime.client import Api
+from pyocm.runtime.events import Recorder
+from pyocm.runtime.informer import Informer
+
+Obj = dict[str, Any]
+_OURS = (wellknown.TAINT_UNAVAILABLE, wellknown.TAINT_UNREACHABLE)
+
+
+def wanted_taint(cluster: Obj) -> str | None:
+    found = (cluster.get("status") or {}).get("conditions") or []
+    available = conditions.find(found, wellknown.CLUSTER_AVAILABLE)
+    status = available.get("status") if available else None
+    if status == "True":
+        return None
+    return wellknown.TAINT_UNAVAILABLE if status == "False" else wellknown.TAINT_UNREACHABLE
+
+
+class TaintController:
+    def __init__(self, api: Api, clusters: Informer, *, recorder: Recorder) -> None:
+        self.api = api
+        self.clusters = clusters
+        self.recorder = recorder
+
+    async def reconcile(self, name: str) -> None:
+        cluster = self.clusters.store.get(name)
+        if cluster is None or cluster["metadata"].get("deletionTimestamp"):
+            return
+        spec = cluster.get("spec") or {}
+        current: list[Obj] = list(spec.get("taints") or [])
+        wanted = wanted_taint(cluster)
+        taints = [t for t in current if t.get("key") not in _OURS or _is(t, wanted)]
+        if wanted is not None and not any(_is(t, wanted) for t in taints):
+            taints.append({"key": wanted, "effect": wellknown.TAINT_NO_SELECT})
+        if taints == current:
+            return
+        updated = copy.deepcopy(cluster)
+        updated["spec"]["taints"] = taints
+        await self.api.update(kinds.MANAGED_CLUSTER, updated)
+        await self.recorder.event(
+            cluster,
+            namespace=name,
+            reason="ManagedClusterConditionAvailableUpdated",
+            note=f"Update the original taints to the {taints}",
+        )
+
+
+def _is(taint: Obj, key: str | None) -> bool:
+    return (
+        key is not None
+        and taint.get("key") == key
+        and taint.get("effect") == wellknown.TAINT_NO_SELECT
+        and not taint.get("value")
+    )
