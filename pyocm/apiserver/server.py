@@ -20,6 +20,7 @@ from typing import Any
 from aiohttp import web
 
 from pyocm.apiserver import admission_plugins, pkifiles, seed
+from pyocm.apiserver.admission import ocm
 from pyocm.apiserver.admission.chain import Chain
 from pyocm.apiserver.apiextensions.controller import CrdController
 from pyocm.apiserver.authentication.authenticator import Authenticator
@@ -79,7 +80,7 @@ class HubServer:
             issuer=issuer,
             version=_version(self.config.kube_version),
         )
-        for plugin in admission_plugins.default_plugins(self.state):
+        for plugin in [*admission_plugins.default_plugins(self.state), *ocm.ocm_plugins(self.state)]:
             chain.add(plugin)
         crd_info = catalog.get("apiextensions.k8s.io", "v1", "customresourcedefinitions")
         assert crd_info is not None

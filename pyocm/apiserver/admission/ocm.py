@@ -1,0 +1,274 @@
+"""OCM's admission rules, built into the hub as kube-apiserver builds in its own plugins.
+
+Upstream runs these as webhooks beside kube-apiserver (``pkg/registration/webhook``);
+a pyocm hub has them in its chain, with upstream's messages, so OCM tools see the same
+answers. They apply to ``cluster.open-cluster-management.io`` ManagedClusters and
+ManagedClusterSetBindings; permission checks ask the hub's authorizer for the
+requesting user, as the webhooks' SubjectAccessReviews do.
+
+pyocm addition (issue 4): a ManagedCluster's ``id.k8s.io`` claim, once reported, may
+not change, so a second, different cluster cannot take over a registered name.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+from pyocm.apiserver.admission.chain import BasePlugin, Operation, Plugin, Request
+from pyocm.apiserver.authorization import authorizer
+from pyocm.apiserver.authorization.attributes import Attributes
+from pyocm.kube import names, status, timefmt
+
+if TYPE_CHECKING:
+    from pyocm.apiserver.state import ServerState
+
+Obj = dict[str, Any]
+GROUP = "cluster.open-cluster-management.io"
+REGISTER_GROUP = "register.open-cluster-management.io"
+CLUSTER_SET_LABEL = "cluster.open-cluster-management.io/clusterset"
+ID_CLAIM = "id.k8s.io"
+
+
+def ocm_plugins(state: ServerState) -> list[Plugin]:
+    return [
+        ManagedClusterMutating(state),
+        ManagedClusterValidating(state),
+        ClusterSetBindingValidating(state),
+    ]
+
+
+def _is(request: Request, plural: str) -> bool:
+    return request.resource.group == GROUP and request.resource.plural == plural
+
+
+def _allowed(
+    state: ServerState,
+    request: Request,
+    *,
+    group: str,
+    resource: str,
+    subresource: str,
+    verb: str,
+    name: str,
+) -> bool:
+    attrs = Attributes(
+        user=request.ctx.user,
+        verb=verb,
+        resource_request=True,
+        api_group=group,
+        resource=resource,
+        subresource=subresource,
+        name=name,
+    )
+    return authorizer.authorize(state.rbac, attrs).allowed
+
+
+class ManagedClusterMutating(BasePlugin):
+    """Stamp taints' ``timeAdded``; put unlabelled clusters into the ``default`` set."""
+
+    name = "ManagedClusterMutating"
+
+    def __init__(self, state: ServerState) -> None:
+        self._state = state
+
+    def handles(self, request: Request) -> bool:
+        return (
+            _is(request, "managedclusters")
+            and request.operation in (Operation.CREATE, Operation.UPDATE)
+            and not request.subresource
+        )
+
+    async def mutate(self, request: Request) -> None:
+        assert request.obj is not None
+        now = timefmt.format_time(datetime.now(UTC))
+        self._taints(request, now)
+        if self._state.config.feature_gates.get("DefaultClusterSet", True):
+            labels = request.obj.setdefault("metadata", {}).setdefault("labels", {}) or {}
+            if not labels.get(CLUSTER_SET_LABEL):
+                labels[CLUSTER_SET_LABEL] = "default"
+                request.obj["metadata"]["labels"] = labels
+
+    def _taints(self, request: Request, now: str) -> None:
+        assert request.obj is not None
+        taints: list[Obj] = list((request.obj.get("spec") or {}).get("taints") or [])
+        old = {t.get("key"): t for t in ((request.old or {}).get("spec") or {}).get("taints") or []}
+        refused = []
+        for taint in taints:
+            if request.operation is Operation.CREATE:
+                taint["timeAdded"] = now
+                continue
+            before = old.get(taint.get("key"))
+            unchanged = before is not None and (before.get("value"), before.get("effect")) == (
+                taint.get("value"),
+                taint.get("effect"),
+            )
+            if unchanged:
+                assert before is not None
+                if taint.get("timeAdded") and taint["timeAdded"] != before.get("timeAdded"):
+                    refused.append(str(taint.get("key")))
+                taint["timeAdded"] = before.get("timeAdded")
+            elif taint.get("timeAdded"):
+                refused.append(str(taint.get("key")))
+            else:
+                taint["timeAdded"] = now
+        if refused:
+            raise status.bad_request(
+                f'It is not allowed to set TimeAdded of Taint "{",".join(refused)}".'
+            )
+
+
+class ManagedClusterValidating(BasePlugin):
+    name = "ManagedClusterValidating"
+
+    def __init__(self, state: ServerState) -> None:
+        self._state = state
+
+    def handles(self, request: Request) -> bool:
+        return _is(request, "managedclusters") and request.operation in (
+            Operation.CREATE,
+            Operation.UPDATE,
+        )
+
+    async def validate(self, request: Request) -> None:
+        assert request.obj is not None
+        if request.subresource == "status":
+            self._claims_kept(request)
+            return
+        if request.operation is Operation.CREATE:
+            problems = names.is_dns1123_label(request.name)
+            if problems:
+                raise status.bad_request(
+                    f"metadata.name format is not correct: {'; '.join(problems)}"
+                )
+        for config in (request.obj.get("spec") or {}).get("managedClusterClientConfigs") or []:
+            url = str(config.get("url") or "")
+            if not url.startswith("https://") or len(url) <= len("https://"):
+                raise status.bad_request(f'url "{url}" is invalid in client configs')
+        accepts = bool((request.obj.get("spec") or {}).get("hubAcceptsClient"))
+        accepted_before = bool(((request.old or {}).get("spec") or {}).get("hubAcceptsClient"))
+        if accepts and not accepted_before:
+            await self._may_accept(request)
+        self._may_join(request)
+
+    async def _may_accept(self, request: Request) -> None:
+        info = self._state.catalog.get("", "v1", "namespaces")
+        assert info is not None
+        try:
+            namespace = await self._state.store.get(info, namespace="", name=request.name)
+        except status.ApiError as err:
+            if err.code != 404:
+                raise
+        else:
+            if (namespace.get("metadata") or {}).get("deletionTimestamp"):
+                raise _forbidden(
+                    request,
+                    "managedclusters/accept",
+                    f'cluster namespace "{request.name}" is terminating',
+                    group=REGISTER_GROUP,
+                )
+        if not _allowed(
+            self._state,
+            request,
+            group=REGISTER_GROUP,
+            resource="managedclusters",
+            subresource="accept",
+            verb="update",
+            name=request.name,
+        ):
+            raise _forbidden(
+                request,
+                "managedclusters/accept",
+                f'user "{request.ctx.user.name}" cannot update the HubAcceptsClient field',
+                group=REGISTER_GROUP,
+            )
+
+    def _may_join(self, request: Request) -> None:
+        def label(obj: Obj | None) -> str:
+            return str(
+                (((obj or {}).get("metadata") or {}).get("labels") or {}).get(CLUSTER_SET_LABEL)
+                or ""
+            )
+
+        before, after = label(request.old), label(request.obj)
+        if before == after:
+            return
+        for cluster_set in filter(None, (before, after)):
+            if not _allowed(
+                self._state,
+                request,
+                group=GROUP,
+                resource="managedclustersets",
+                subresource="join",
+                verb="create",
+                name=cluster_set,
+            ):
+                raise _forbidden(
+                    request,
+                    "managedclustersets/join",
+                    f'user "{request.ctx.user.name}" cannot add/remove a ManagedCluster to/from ManagedClusterSet "{cluster_set}"',
+                )
+
+    def _claims_kept(self, request: Request) -> None:
+        def claim(obj: Obj | None) -> str | None:
+            for item in ((obj or {}).get("status") or {}).get("clusterClaims") or []:
+                if item.get("name") == ID_CLAIM:
+                    return str(item.get("value"))
+            return None
+
+        before, after = claim(request.old), claim(request.obj)
+        if before and after and before != after:
+            raise _forbidden(
+                request,
+                "managedclusters/status",
+                f'managed cluster "{request.name}" is registered by the cluster with {ID_CLAIM} "{before}"; '
+                f'a different cluster ({ID_CLAIM} "{after}") cannot register under the same name',
+            )
+
+
+class ClusterSetBindingValidating(BasePlugin):
+    name = "ManagedClusterSetBindingValidating"
+
+    def __init__(self, state: ServerState) -> None:
+        self._state = state
+
+    def handles(self, request: Request) -> bool:
+        return (
+            _is(request, "managedclustersetbindings")
+            and request.operation in (Operation.CREATE, Operation.UPDATE)
+            and not request.subresource
+        )
+
+    async def validate(self, request: Request) -> None:
+        assert request.obj is not None
+        cluster_set = str((request.obj.get("spec") or {}).get("clusterSet") or "")
+        if request.name != cluster_set:
+            raise status.bad_request(
+                "The ManagedClusterSetBinding must have the same name as the target ManagedClusterSet"
+            )
+        if request.operation is Operation.CREATE and not _allowed(
+            self._state,
+            request,
+            group=GROUP,
+            resource="managedclustersets",
+            subresource="bind",
+            verb="create",
+            name=cluster_set,
+        ):
+            raise _forbidden(
+                request,
+                "managedclustersets/bind",
+                f'user "{request.ctx.user.name}" is not allowed to bind cluster set "{cluster_set}"',
+            )
+
+
+def _forbidden(
+    request: Request, resource: str, reason: str, *, group: str = GROUP
+) -> status.ApiError:
+    """Forbidden on ``resource`` (``plural/subresource``), worded as apimachinery's NewForbidden."""
+    return status.forbidden_error(
+        message=f'{resource}.{group} "{request.name}" is forbidden: {reason}',
+        resource=resource,
+        group=group,
+        name=request.name,
+    )

@@ -1,0 +1,189 @@
+"""The hub's OCM admission rules, through a real server: taint timestamps, the default
+cluster set, names and URLs, the accept and join permissions, bindings, and the
+``id.k8s.io`` claim that keeps a second cluster from taking a registered name."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+import pytest_asyncio
+
+from pyocm.kube.status import ApiError
+from pyocm.runtime import kinds
+from pyocm.runtime.client import Api
+from pyocm.testing import HubProcess
+
+Obj = dict[str, Any]
+SET_LABEL = "cluster.open-cluster-management.io/clusterset"
+
+
+@pytest_asyncio.fixture
+async def api(hub: HubProcess) -> AsyncIterator[Api]:
+    async with Api.from_kubeconfig(hub.kubeconfig) as client:
+        yield client
+
+
+async def refused(call: Any) -> ApiError:
+    with pytest.raises(ApiError) as caught:
+        await call
+    return caught.value
+
+
+async def test_defaults_taint_stamps_and_the_default_set(api: Api, unique: str) -> None:
+    taint = {"key": "a.example.com/x", "effect": "NoSelect", "timeAdded": "2001-01-01T00:00:00Z"}
+    made = await api.create(
+        kinds.MANAGED_CLUSTER, {"metadata": {"name": unique}, "spec": {"taints": [taint]}}
+    )
+    assert made["spec"]["leaseDurationSeconds"] == 60
+    assert made["metadata"]["labels"][SET_LABEL] == "default"
+    stamped = made["spec"]["taints"][0]["timeAdded"]
+    assert stamped != "2001-01-01T00:00:00Z", "a client's timeAdded is overwritten on create"
+
+    current = await api.get(kinds.MANAGED_CLUSTER, unique)
+    current["spec"]["taints"].append({"key": "b.example.com/y", "effect": "NoSelect"})
+    current["spec"]["taints"][0].pop("timeAdded")
+    updated = await api.update(kinds.MANAGED_CLUSTER, current)
+    assert updated["spec"]["taints"][0]["timeAdded"] == stamped, "an unchanged taint keeps its time"
+    assert updated["spec"]["taints"][1]["timeAdded"]
+
+    updated["spec"]["taints"].append(
+        {"key": "c.example.com/z", "effect": "NoSelect", "timeAdded": stamped}
+    )
+    err = await refused(api.update(kinds.MANAGED_CLUSTER, updated))
+    assert err.code == 400
+    assert err.message == 'It is not allowed to set TimeAdded of Taint "c.example.com/z".'
+
+
+async def test_names_and_urls_are_checked(api: Api, unique: str) -> None:
+    err = await refused(
+        api.create(kinds.MANAGED_CLUSTER, {"metadata": {"name": f"{unique}.dotted"}})
+    )
+    assert err.code == 400 and err.message.startswith("metadata.name format is not correct: ")
+    spec = {"managedClusterClientConfigs": [{"url": "http://cluster.example.com"}]}
+    err = await refused(
+        api.create(kinds.MANAGED_CLUSTER, {"metadata": {"name": unique}, "spec": spec})
+    )
+    assert (
+        err.code == 400
+        and err.message == 'url "http://cluster.example.com" is invalid in client configs'
+    )
+
+
+async def grant(api: Api, user: str, rules: list[Obj]) -> None:
+    name = f"test:{user}"
+    await api.create(kinds.CLUSTER_ROLE, {"metadata": {"name": name}, "rules": rules})
+    await api.create(
+        kinds.CLUSTER_ROLE_BINDING,
+        {
+            "metadata": {"name": name},
+            "roleRef": {
+                "apiGroup": "rbac.authorization.k8s.io",
+                "kind": "ClusterRole",
+                "name": name,
+            },
+            "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": user}],
+        },
+    )
+
+
+CLUSTERS = {
+    "apiGroups": ["cluster.open-cluster-management.io"],
+    "resources": ["managedclusters"],
+    "verbs": ["*"],
+}
+JOIN_DEFAULT = {
+    "apiGroups": ["cluster.open-cluster-management.io"],
+    "resources": ["managedclustersets/join"],
+    "resourceNames": ["default"],
+    "verbs": ["create"],
+}
+
+
+async def test_accepting_needs_the_accept_permission(
+    hub: HubProcess, api: Api, unique: str
+) -> None:
+    user = f"operator-{unique}"
+    await grant(api, user, [CLUSTERS, JOIN_DEFAULT])
+    async with Api.from_kubeconfig(hub.identity(user).kubeconfig) as as_user:
+        await as_user.create(kinds.MANAGED_CLUSTER, {"metadata": {"name": unique}})
+        err = await refused(
+            as_user.patch(kinds.MANAGED_CLUSTER, unique, {"spec": {"hubAcceptsClient": True}})
+        )
+        assert err.code == 403
+        assert err.message == (
+            f'managedclusters/accept.register.open-cluster-management.io "{unique}" is forbidden: '
+            f'user "{user}" cannot update the HubAcceptsClient field'
+        )
+        err = await refused(
+            as_user.create(
+                kinds.MANAGED_CLUSTER,
+                {"metadata": {"name": f"{unique}-x", "labels": {SET_LABEL: "team-a"}}},
+            )
+        )
+        assert err.code == 403
+        assert (
+            'cannot add/remove a ManagedCluster to/from ManagedClusterSet "team-a"' in err.message
+        )
+    accept = {
+        "apiGroups": ["register.open-cluster-management.io"],
+        "resources": ["managedclusters/accept"],
+        "verbs": ["update"],
+    }
+    await grant(api, f"{user}-2", [CLUSTERS, JOIN_DEFAULT, accept])
+    async with Api.from_kubeconfig(hub.identity(f"{user}-2").kubeconfig) as as_admin:
+        patched = await as_admin.patch(
+            kinds.MANAGED_CLUSTER, unique, {"spec": {"hubAcceptsClient": True}}
+        )
+        assert patched["spec"]["hubAcceptsClient"] is True
+
+
+async def test_bindings_need_the_same_name_and_bind_permission(
+    hub: HubProcess, api: Api, unique: str
+) -> None:
+    await api.create(kinds.NAMESPACE, {"metadata": {"name": unique}})
+    binding = {"metadata": {"name": "other", "namespace": unique}, "spec": {"clusterSet": "team"}}
+    err = await refused(api.create(kinds.MANAGED_CLUSTER_SET_BINDING, binding))
+    assert err.code == 400
+    assert (
+        err.message
+        == "The ManagedClusterSetBinding must have the same name as the target ManagedClusterSet"
+    )
+    user = f"team-{unique}"
+    await grant(
+        api,
+        user,
+        [
+            {
+                "apiGroups": ["cluster.open-cluster-management.io"],
+                "resources": ["managedclustersetbindings"],
+                "verbs": ["*"],
+            }
+        ],
+    )
+    async with Api.from_kubeconfig(hub.identity(user).kubeconfig) as as_user:
+        binding = {
+            "metadata": {"name": "team", "namespace": unique},
+            "spec": {"clusterSet": "team"},
+        }
+        err = await refused(as_user.create(kinds.MANAGED_CLUSTER_SET_BINDING, binding))
+    assert err.code == 403
+    assert err.message.endswith(f'user "{user}" is not allowed to bind cluster set "team"')
+    await api.create(kinds.MANAGED_CLUSTER_SET_BINDING, binding)
+
+
+async def test_a_registered_cluster_id_cannot_change(api: Api, unique: str) -> None:
+    made = await api.create(kinds.MANAGED_CLUSTER, {"metadata": {"name": unique}})
+
+    def claims(uid: str) -> Obj:
+        return {"status": {"clusterClaims": [{"name": "id.k8s.io", "value": uid}]}}
+
+    await api.patch(kinds.MANAGED_CLUSTER, unique, claims("uid-1"), subresource="status")
+    await api.patch(kinds.MANAGED_CLUSTER, unique, claims("uid-1"), subresource="status")
+    err = await refused(
+        api.patch(kinds.MANAGED_CLUSTER, unique, claims("uid-2"), subresource="status")
+    )
+    assert err.code == 403
+    assert 'registered by the cluster with id.k8s.io "uid-1"' in err.message
+    assert made["metadata"]["name"] == unique
