@@ -53,7 +53,13 @@ async def _apply(api: Api, crd: Obj) -> str:
         await api.create(kinds.CRD, crd)
         return name
     if current.get("spec") != crd["spec"]:
-        wanted = {**crd, "metadata": {**crd["metadata"], "resourceVersion": current["metadata"]["resourceVersion"]}}
+        wanted = {
+            **crd,
+            "metadata": {
+                **crd["metadata"],
+                "resourceVersion": current["metadata"]["resourceVersion"],
+            },
+        }
         await api.update(kinds.CRD, wanted)
     return name
 
@@ -69,5 +75,7 @@ async def _wait_established(api: Api, names: list[str], *, timeout: float) -> No
                 pending.discard(name)
         if pending:
             if loop.time() > deadline:
-                raise InstallError(f"CRDs not established after {timeout:.0f}s: {', '.join(sorted(pending))}")
+                raise InstallError(
+                    f"CRDs not established after {timeout:.0f}s: {', '.join(sorted(pending))}"
+                )
             await asyncio.sleep(0.05)

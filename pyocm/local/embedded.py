@@ -53,7 +53,9 @@ class EmbeddedCluster:
         self.name = name
         self.nodes = nodes
         self.shape = shape
-        config = ServerConfig(data_dir=data_dir, host="127.0.0.1", port=0, kube_version=kube_version)
+        config = ServerConfig(
+            data_dir=data_dir, host="127.0.0.1", port=0, kube_version=kube_version
+        )
         self._server = HubServer(config)
         self._api: Api | None = None
 
@@ -75,7 +77,9 @@ class EmbeddedCluster:
         await self._server.start()
         try:
             self._api = Api.from_kubeconfig(self.kubeconfig)
-            await crdinstall.install(self._api, crdinstall.ocm_crds(only=[crdinstall.CLUSTER_CLAIMS]))
+            await crdinstall.install(
+                self._api, crdinstall.ocm_crds(only=[crdinstall.CLUSTER_CLAIMS])
+            )
             for index in range(self.nodes):
                 await self._ensure_node(f"{self.name}-node-{index}")
         except BaseException:
@@ -95,9 +99,13 @@ class EmbeddedCluster:
         except ApiError as err:
             if err.code != 404:
                 raise
-            current = await self.api.create(kinds.NODE, {key: value for key, value in wanted.items() if key != "status"})
+            current = await self.api.create(
+                kinds.NODE, {key: value for key, value in wanted.items() if key != "status"}
+            )
         if current.get("status") != wanted["status"]:
-            await self.api.update(kinds.NODE, {**current, "status": wanted["status"]}, subresource="status")
+            await self.api.update(
+                kinds.NODE, {**current, "status": wanted["status"]}, subresource="status"
+            )
 
 
 def node(name: str, *, shape: NodeShape, kubelet_version: str) -> Obj:
@@ -130,7 +138,10 @@ def node(name: str, *, shape: NodeShape, kubelet_version: str) -> Obj:
                     "message": "kubelet is posting ready status",
                 }
             ],
-            "addresses": [{"type": "InternalIP", "address": "127.0.0.1"}, {"type": "Hostname", "address": name}],
+            "addresses": [
+                {"type": "InternalIP", "address": "127.0.0.1"},
+                {"type": "Hostname", "address": name},
+            ],
             "nodeInfo": {
                 "kubeletVersion": kubelet_version,
                 "operatingSystem": "linux",

@@ -191,6 +191,11 @@ class Api:
         finally:
             await response.aclose()
 
+    async def probe(self, target: str) -> tuple[int, str]:
+        """GET a non-resource path (``/livez``, ``/healthz``); answer its status code and text."""
+        response = await self._send(self._http.build_request("GET", target))
+        return response.status_code, response.text[:512]
+
     async def server_version(self) -> Obj:
         return await self._object("GET", "/version")
 

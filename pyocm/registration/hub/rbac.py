@@ -150,6 +150,8 @@ def bootstrap_objects() -> list[Obj]:
 
     Bootstrap tokens carry the group ``system:bootstrappers:managedcluster``; the
     ``cluster-bootstrap`` service account is upstream's alternative bootstrap identity.
+    Joining the ``default`` set is included because admission puts every unlabelled
+    new cluster there and checks ``managedclustersets/join`` for it.
     """
     rules = [
         _rule(
@@ -158,6 +160,7 @@ def bootstrap_objects() -> list[Obj]:
             ["create", "get", "list", "update", "watch"],
         ),
         _rule(wellknown.CLUSTER_GROUP, ["managedclusters"], ["create", "get", "list", "update"]),
+        _rule(wellknown.CLUSTER_GROUP, ["managedclustersets/join"], ["create"], ["default"]),
     ]
     return [
         {

@@ -1,0 +1,225 @@
+"""The registration agent: identify, bootstrap, then report until removed.
+
+1. **Identify.** The cluster name comes from the flag, else the hub kubeconfig secret,
+   else the cluster's identity ConfigMap (so a redeployed agent keeps it), else a new
+   UUID; the agent id from the flag, else the secret, else 5 random characters. The
+   cluster's UID (``id.k8s.io``) is published as a ClusterClaim.
+2. **Bootstrap** when the secret holds no valid credential for this hub: with the
+   bootstrap credential, make sure the ManagedCluster exists (refusing a name another
+   cluster registered), ask for a certificate by CSR and wait for the admin's approval,
+   then store the credential in the secret.
+3. **Run** with the agent's own certificate: report status, renew the lease, rotate the
+   certificate when 20 to 25 % of its life is left. A credential the hub refuses means
+   bootstrap again; a denied or deleted cluster ends the agent.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import random
+import uuid
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from pyocm.kube import names
+from pyocm.kube.status import ApiError
+from pyocm.pki import keys
+from pyocm.registration.agent import certs, credentials
+from pyocm.registration.agent.csrflow import request_certificate
+from pyocm.registration.agent.errors import AgentError, AgentStopped, Rebootstrap
+from pyocm.registration.agent.managed import ManagedSide
+from pyocm.registration.agent.running import Session
+from pyocm.registration.agent.status import ClaimOptions
+from pyocm.runtime import kinds
+from pyocm.runtime.client import Api
+from pyocm.runtime.clock import Clock, RealClock
+
+Obj = dict[str, Any]
+log = logging.getLogger(__name__)
+_AGENT_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
+ID_CLAIM = "id.k8s.io"
+
+
+@dataclass(frozen=True)
+class AgentOptions:
+    cluster_name: str = ""
+    agent_id: str = ""
+    hub_kubeconfig_secret: str = "hub-kubeconfig-secret"
+    healthcheck_period: float = 60.0
+    claims: ClaimOptions = field(default_factory=ClaimOptions)
+    expiration_seconds: int | None = None
+    external_server_urls: tuple[str, ...] = ()
+    poll: float = 1.0
+
+
+class RegistrationAgent:
+    def __init__(
+        self,
+        *,
+        bootstrap: Mapping[str, Any],
+        managed: ManagedSide,
+        options: AgentOptions | None = None,
+        clock: Clock | None = None,
+        on_state: Callable[[str], None] | None = None,
+    ) -> None:
+        self.bootstrap = dict(bootstrap)
+        self.hub = credentials.Hub.from_bootstrap(self.bootstrap)
+        self.managed = managed
+        self.options = options or AgentOptions()
+        self.clock = clock or RealClock()
+        self.state = "starting"
+        self._on_state = on_state
+        self.subject: certs.Subject | None = None
+        self.uid = ""
+
+    def _set_state(self, state: str) -> None:
+        if state != self.state:
+            self.state = state
+            log.info("agent: %s", state)
+            if self._on_state is not None:
+                self._on_state(state)
+
+    async def run(self) -> str:
+        """Run until the hub denies or deletes the cluster; return that reason."""
+        subject = await self.identify()
+        while True:
+            data = await self.managed.load_secret(self.options.hub_kubeconfig_secret)
+            if not credentials.valid(data, hub=self.hub, subject=subject, now=self.clock.now()):
+                data = await self.bootstrap_credential(subject, data)
+            try:
+                await Session(self, subject, data).run()
+            except Rebootstrap as err:
+                log.warning("agent: %s; bootstrapping again", err)
+                continue
+            except AgentStopped as stop:
+                self._set_state(f"stopped: {stop.reason}")
+                return stop.reason
+
+    async def identify(self) -> certs.Subject:
+        record = await self.managed.load_identity()
+        secret = await self.managed.load_secret(self.options.hub_kubeconfig_secret)
+        cluster = (
+            self.options.cluster_name
+            or secret.get(credentials.CLUSTER_NAME, b"").decode()
+            or record.get("cluster-name", "")
+            or str(uuid.uuid4())
+        )
+        problems = names.is_dns1123_label(cluster)
+        if problems:
+            raise AgentError(f"metadata.name format is not correct: {'; '.join(problems)}")
+        agent = (
+            self.options.agent_id
+            or secret.get(credentials.AGENT_NAME, b"").decode()
+            or "".join(random.choice(_AGENT_ALPHABET) for _ in range(5))
+        )
+        self.uid = record.get("cluster-uid") or await self.managed.cluster_uid()
+        if record.get("cluster-uid") != self.uid or not record.get("cluster-name"):
+            await self.managed.save_identity(
+                {
+                    **record,
+                    "cluster-name": record.get("cluster-name") or cluster,
+                    "cluster-uid": self.uid,
+                }
+            )
+        await self.managed.ensure_claim(ID_CLAIM, self.uid)
+        self.subject = certs.Subject(cluster=cluster, agent=agent)
+        self._set_state("identified")
+        return self.subject
+
+    async def bootstrap_credential(
+        self, subject: certs.Subject, data: Mapping[str, bytes]
+    ) -> dict[str, bytes]:
+        """Join with the bootstrap credential; return the stored hub credential."""
+        # A key that never got a certificate is reused (same CSR name after a restart);
+        # one that had a certificate is not, or its old approved CSR would be found again.
+        key = _key(None if data.get(credentials.TLS_CRT) else data.get(credentials.TLS_KEY))
+        key_pem = keys.private_key_to_pem(key)
+        # Keep the pending key, so a restarted agent asks with the same CSR again.
+        pending = {
+            **data,
+            credentials.TLS_KEY: key_pem,
+            credentials.CLUSTER_NAME: subject.cluster.encode(),
+            credentials.AGENT_NAME: subject.agent.encode(),
+        }
+        pending.pop(credentials.TLS_CRT, None)
+        await self.managed.save_secret(self.options.hub_kubeconfig_secret, pending)
+        async with Api.from_config(self.bootstrap) as api:
+            try:
+                await self._ensure_cluster(api, subject)
+                cert_pem = await request_certificate(
+                    api,
+                    subject,
+                    key,
+                    clock=self.clock,
+                    poll=self.options.poll,
+                    expiration_seconds=self.options.expiration_seconds,
+                    on_pending=self._pending,
+                )
+            except ApiError as err:
+                if err.code == 401:
+                    raise AgentError(
+                        f"the hub at {self.hub.server} refused the bootstrap credential (an expired or deleted "
+                        "token?); get a new one with 'pyocm get token' on the hub"
+                    ) from None
+                raise
+        stored = credentials.secret_data(
+            self.hub, subject=subject, cert_pem=cert_pem, key_pem=key_pem
+        )
+        await self.managed.save_secret(self.options.hub_kubeconfig_secret, stored)
+        self._set_state("registered")
+        return stored
+
+    def _pending(self, csr: str, denied: bool) -> None:
+        if denied:
+            self._set_state(f"csr {csr} was denied on the hub; waiting for a new approval")
+        else:
+            self._set_state(f"waiting for the hub admin to accept (csr {csr})")
+
+    async def _ensure_cluster(self, api: Api, subject: certs.Subject) -> None:
+        try:
+            cluster = await api.get(kinds.MANAGED_CLUSTER, subject.cluster)
+        except ApiError as err:
+            if err.code in (401,):
+                raise
+            if err.code == 403:
+                return
+            if err.code != 404:
+                raise
+            await self._create_cluster(api, subject)
+            return
+        registered = _claim(cluster, ID_CLAIM)
+        if registered and registered != self.uid:
+            raise AgentError(
+                f'the hub already has a managed cluster "{subject.cluster}" registered by another cluster '
+                f"({ID_CLAIM} {registered}, this cluster is {self.uid}); join with another --cluster-name"
+            )
+
+    async def _create_cluster(self, api: Api, subject: certs.Subject) -> None:
+        spec: Obj = {"hubAcceptsClient": False}  # Go's agent always sends it (no omitempty)
+        if self.options.external_server_urls:
+            spec["managedClusterClientConfigs"] = [
+                {"url": url} for url in self.options.external_server_urls
+            ]
+        try:
+            await api.create(
+                kinds.MANAGED_CLUSTER, {"metadata": {"name": subject.cluster}, "spec": spec}
+            )
+        except ApiError as err:
+            if err.code != 409:
+                raise
+
+
+def _key(pem: bytes | None) -> keys.PrivateKey:
+    if pem:
+        with contextlib.suppress(keys.KeyFormatError, ValueError):
+            return keys.load_private_key(pem)
+    return keys.generate_private_key()
+
+
+def _claim(cluster: Obj, name: str) -> str | None:
+    for claim in (cluster.get("status") or {}).get("clusterClaims") or []:
+        if claim.get("name") == name:
+            return str(claim.get("value"))
+    return None

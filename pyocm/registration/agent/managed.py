@@ -1,0 +1,157 @@
+"""What the agent needs from the managed cluster, as a protocol, and its Kubernetes implementation.
+
+The registration logic never calls the managed cluster's API directly: it asks a
+:class:`ManagedSide`. :class:`KubeManagedSide` answers from a real (or embedded)
+cluster's API; the fleet simulator answers from memory.
+"""
+
+from __future__ import annotations
+
+import base64
+from typing import Any, Protocol
+
+from pyocm.kube.status import ApiError
+from pyocm.runtime import kinds
+from pyocm.runtime.client import Api, ApiConnectionError
+
+Obj = dict[str, Any]
+AGENT_NAMESPACE = "open-cluster-management-agent"
+IDENTITY_CONFIGMAP = "cluster-identity"
+
+
+class ManagedSide(Protocol):
+    async def load_secret(self, name: str) -> dict[str, bytes]:
+        """The hub kubeconfig secret's data ({} when it does not exist)."""
+        ...
+
+    async def save_secret(self, name: str, data: dict[str, bytes]) -> None: ...
+
+    async def load_identity(self) -> dict[str, str]:
+        """The cluster's identity record (name, uid), kept across agent redeployments."""
+        ...
+
+    async def save_identity(self, data: dict[str, str]) -> None: ...
+
+    async def cluster_uid(self) -> str:
+        """A stable id of this cluster (the kube-system namespace's UID, as KEP-2149 proposes)."""
+        ...
+
+    async def version(self) -> str: ...
+
+    async def nodes(self) -> list[Obj]: ...
+
+    async def claims(self) -> list[Obj]:
+        """ClusterClaims (``spec.value``) present on the cluster."""
+        ...
+
+    async def ensure_claim(self, name: str, value: str) -> None: ...
+
+    async def health(self) -> tuple[bool, str]:
+        """Whether the API server is healthy, and a detail for the condition message when not."""
+        ...
+
+
+class KubeManagedSide:
+    """A managed cluster reached through its Kubernetes API."""
+
+    def __init__(self, api: Api, *, namespace: str = AGENT_NAMESPACE) -> None:
+        self.api = api
+        self.namespace = namespace
+        self._namespace_ready = False
+
+    async def _ensure_namespace(self) -> None:
+        if self._namespace_ready:
+            return
+        try:
+            await self.api.create(kinds.NAMESPACE, {"metadata": {"name": self.namespace}})
+        except ApiError as err:
+            if err.code != 409:
+                raise
+        self._namespace_ready = True
+
+    async def load_secret(self, name: str) -> dict[str, bytes]:
+        try:
+            secret = await self.api.get(kinds.SECRET, name, namespace=self.namespace)
+        except ApiError as err:
+            if err.code == 404:
+                return {}
+            raise
+        return {key: base64.b64decode(value) for key, value in (secret.get("data") or {}).items()}
+
+    async def save_secret(self, name: str, data: dict[str, bytes]) -> None:
+        await self._ensure_namespace()
+        encoded = {key: base64.b64encode(value).decode() for key, value in data.items()}
+        body: Obj = {
+            "metadata": {"name": name, "namespace": self.namespace},
+            "type": "Opaque",
+            "data": encoded,
+        }
+        await self._put(kinds.SECRET, body)
+
+    async def load_identity(self) -> dict[str, str]:
+        try:
+            found = await self.api.get(
+                kinds.CONFIGMAP, IDENTITY_CONFIGMAP, namespace=self.namespace
+            )
+        except ApiError as err:
+            if err.code == 404:
+                return {}
+            raise
+        return dict(found.get("data") or {})
+
+    async def save_identity(self, data: dict[str, str]) -> None:
+        await self._ensure_namespace()
+        await self._put(
+            kinds.CONFIGMAP,
+            {"metadata": {"name": IDENTITY_CONFIGMAP, "namespace": self.namespace}, "data": data},
+        )
+
+    async def _put(self, kind: kinds.Kind, body: Obj) -> None:
+        meta = body["metadata"]
+        try:
+            current = await self.api.get(kind, meta["name"], namespace=meta["namespace"])
+        except ApiError as err:
+            if err.code != 404:
+                raise
+            await self.api.create(kind, body)
+            return
+        await self.api.update(
+            kind, {**current, **{k: v for k, v in body.items() if k != "metadata"}}
+        )
+
+    async def cluster_uid(self) -> str:
+        return str((await self.api.get(kinds.NAMESPACE, "kube-system"))["metadata"]["uid"])
+
+    async def version(self) -> str:
+        return str((await self.api.server_version()).get("gitVersion") or "")
+
+    async def nodes(self) -> list[Obj]:
+        return list((await self.api.list_all(kinds.NODE)).get("items") or [])
+
+    async def claims(self) -> list[Obj]:
+        try:
+            return list((await self.api.list_all(kinds.CLUSTER_CLAIM)).get("items") or [])
+        except ApiError as err:
+            if err.code == 404:  # no ClusterClaim API on this cluster
+                return []
+            raise
+
+    async def ensure_claim(self, name: str, value: str) -> None:
+        body = {"metadata": {"name": name}, "spec": {"value": value}}
+        try:
+            await self.api.create(kinds.CLUSTER_CLAIM, body)
+        except ApiError as err:
+            if err.code not in (404, 409):
+                raise
+
+    async def health(self) -> tuple[bool, str]:
+        """``/livez``, falling back to ``/healthz`` when it is missing or forbidden (as upstream)."""
+        try:
+            code, text = await self.api.probe("/livez")
+            if code in (403, 404):
+                code, text = await self.api.probe("/healthz")
+        except ApiConnectionError as err:
+            return False, f"status code: 0, {err}"
+        if code == 200:
+            return True, ""
+        return False, f"status code: {code}, {text.strip()}"

@@ -1,0 +1,242 @@
+"""One run of the agent with one hub credential: status, lease and rotation side by side.
+
+The session ends when the certificate has been rotated (the agent starts a new session
+with the new credential), when the hub refuses the credential (:class:`Rebootstrap`),
+or when the cluster is denied or deleted (:class:`AgentStopped`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import random
+from collections.abc import Coroutine, Mapping
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from pyocm.api import conditions, wellknown
+from pyocm.kube import timefmt
+from pyocm.kube.status import ApiError
+from pyocm.pki import keys
+from pyocm.registration.agent import certs, credentials
+from pyocm.registration.agent.csrflow import request_certificate
+from pyocm.registration.agent.errors import AgentStopped, Rebootstrap
+from pyocm.registration.agent.status import StatusReporter
+from pyocm.runtime import kinds
+from pyocm.runtime.client import Api, ApiConnectionError
+from pyocm.runtime.informer import Informer
+
+if TYPE_CHECKING:
+    from pyocm.registration.agent.agent import RegistrationAgent
+
+Obj = dict[str, Any]
+log = logging.getLogger(__name__)
+LEASE = "managed-cluster-lease"
+
+
+class Session:
+    def __init__(
+        self, agent: RegistrationAgent, subject: certs.Subject, data: Mapping[str, bytes]
+    ) -> None:
+        self.agent = agent
+        self.subject = subject
+        self.data = dict(data)
+        self.clock = agent.clock
+        self.changed = asyncio.Event()
+        self.cluster: Obj | None = None
+        self.reporter = StatusReporter(
+            agent.managed, clock=agent.clock, claims=agent.options.claims
+        )
+
+    async def run(self) -> None:
+        kubeconfig = self.agent.hub.kubeconfig(
+            cert_pem=self.data[credentials.TLS_CRT], key_pem=self.data[credentials.TLS_KEY]
+        )
+        async with Api.from_config(kubeconfig) as api:
+            self.api = api
+            informer = Informer(
+                api, kinds.MANAGED_CLUSTER, fields=f"metadata.name={self.subject.cluster}"
+            )
+            informer.add_handler(lambda change: self._seen(change.new))
+            jobs: list[Coroutine[Any, Any, None]] = [
+                self._watch(informer),
+                self._report(informer),
+                self._renew_lease(),
+                self._rotate(),
+            ]
+            tasks = [asyncio.create_task(job) for job in jobs]
+            try:
+                done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+                for task in done:
+                    task.result()  # raises AgentStopped / Rebootstrap; a clean end means rotated
+            finally:
+                for task in tasks:
+                    task.cancel()
+                for task in tasks:
+                    with contextlib.suppress(asyncio.CancelledError, Exception):
+                        await task
+
+    def _seen(self, cluster: Obj | None) -> None:
+        self.cluster = cluster
+        self.changed.set()
+
+    async def _watch(self, informer: Informer) -> None:
+        try:
+            await informer.run()
+        except ApiError as err:
+            raise _translate(err) from None
+
+    async def _report(self, informer: Informer) -> None:
+        await informer.wait_synced()
+        while True:
+            self.changed.clear()
+            cluster = self.cluster
+            if cluster is None:
+                raise AgentStopped("deleted")
+            if cluster["metadata"].get("deletionTimestamp"):
+                raise AgentStopped("deleted")
+            found = (cluster.get("status") or {}).get("conditions") or []
+            accepted = conditions.find(found, wellknown.CLUSTER_HUB_ACCEPTED)
+            if accepted is not None and accepted.get("reason") == wellknown.REASON_HUB_ADMIN_DENIED:
+                raise AgentStopped("denied")
+            try:
+                await self._report_once(cluster)
+            except ApiError as err:
+                if err.code != 409:  # 409: someone wrote first; the next change brings fresh state
+                    raise _translate(err) from None
+            except ApiConnectionError as err:
+                log.warning("agent: %s", err)
+            await _first(
+                self.changed.wait(), self.clock.sleep(self.agent.options.healthcheck_period)
+            )
+
+    async def _report_once(self, cluster: Obj) -> None:
+        status = await self.reporter.desired(cluster)
+        if status is None:
+            self.agent._set_state("waiting for the hub admin to accept")
+            return
+        found = status.get("conditions") or []
+        clock_synced = conditions.find(found, wellknown.CLUSTER_CLOCK_SYNCED)
+        if clock_synced is not None and clock_synced.get("status") == "False":
+            log.warning(
+                "agent: the hub says this cluster's clock is out of sync; not reporting status"
+            )
+            return
+        if status != (cluster.get("status") or {}):
+            patch = {
+                "metadata": {"resourceVersion": cluster["metadata"]["resourceVersion"]},
+                "status": status,
+            }
+            await self.api.patch(
+                kinds.MANAGED_CLUSTER, self.subject.cluster, patch, subresource="status"
+            )
+        available = conditions.is_true(found, wellknown.CLUSTER_AVAILABLE)
+        self.agent._set_state("available" if available else "joined")
+
+    async def _renew_lease(self) -> None:
+        while True:
+            cluster = self.cluster or {}
+            seconds = int((cluster.get("spec") or {}).get("leaseDurationSeconds") or 0) or 60
+            if conditions.is_true(
+                (cluster.get("status") or {}).get("conditions"), wellknown.CLUSTER_HUB_ACCEPTED
+            ):
+                await self._renew_once()
+                await _first(
+                    self._duration_changed(seconds),
+                    self.clock.sleep(seconds * (1 + 0.25 * random.random())),
+                )
+            else:
+                await _first(self.changed.wait(), self.clock.sleep(1.0))
+
+    async def _duration_changed(self, seconds: int) -> None:
+        while True:
+            await asyncio.sleep(0.05)
+            spec = (self.cluster or {}).get("spec") or {}
+            if (int(spec.get("leaseDurationSeconds") or 0) or 60) != seconds:
+                return
+
+    async def _renew_once(self) -> None:
+        try:
+            lease = await self.api.get(kinds.LEASE, LEASE, namespace=self.subject.cluster)
+            lease.setdefault("spec", {})["renewTime"] = _micro(self.clock.now())
+            await self.api.update(kinds.LEASE, lease)
+        except ApiError as err:
+            if err.code == 401:
+                raise Rebootstrap("the hub refused the agent's certificate") from None
+            if err.code not in (403, 404, 409):
+                log.warning("agent: renewing the lease: %s", err.message)
+        except ApiConnectionError as err:
+            log.warning("agent: renewing the lease: %s", err)
+
+    async def _rotate(self) -> None:
+        chain = certs.load_chain(self.data[credentials.TLS_CRT])
+        due = certs.rotation_due(chain, now=self.clock.now(), threshold=certs.rotation_threshold())
+        wait = (due - self.clock.now()).total_seconds()
+        if wait > 0:
+            await self.clock.sleep(wait)
+        key = keys.generate_private_key()
+        try:
+            cert_pem = await request_certificate(
+                self.api,
+                self.subject,
+                key,
+                clock=self.clock,
+                poll=self.agent.options.poll,
+                expiration_seconds=self.agent.options.expiration_seconds,
+            )
+        except ApiError as err:
+            raise _translate(err) from None
+        key_pem = keys.private_key_to_pem(key)
+        stored = credentials.secret_data(
+            self.agent.hub, subject=self.subject, cert_pem=cert_pem, key_pem=key_pem
+        )
+        await self.agent.managed.save_secret(self.agent.options.hub_kubeconfig_secret, stored)
+        new_chain = certs.load_chain(cert_pem)
+        log.info(
+            "agent: client certificate rotated, valid until %s", new_chain[0].not_valid_after_utc
+        )
+        await self._rotated_condition(new_chain)
+
+    async def _rotated_condition(self, chain: list[Any]) -> None:
+        cluster = self.cluster
+        if cluster is None:
+            return
+        found = list((cluster.get("status") or {}).get("conditions") or [])
+        start, end = chain[0].not_valid_before_utc, chain[0].not_valid_after_utc
+        conditions.set_condition(
+            found,
+            type=wellknown.CLUSTER_CERTIFICATE_ROTATED,
+            status="True",
+            reason=wellknown.REASON_CLIENT_CERT_UPDATED,
+            message=f"client certificate rotated starting from {certs.go_time(start)} to {certs.go_time(end)}",
+            now=self.clock.now(),
+        )
+        patch = {
+            "metadata": {"resourceVersion": cluster["metadata"]["resourceVersion"]},
+            "status": {"conditions": found},
+        }
+        with contextlib.suppress(ApiError, ApiConnectionError):
+            await self.api.patch(
+                kinds.MANAGED_CLUSTER, self.subject.cluster, patch, subresource="status"
+            )
+
+
+def _translate(err: ApiError) -> Exception:
+    if err.code == 401:
+        return Rebootstrap("the hub refused the agent's certificate")
+    return err
+
+
+async def _first(*waits: Coroutine[Any, Any, Any]) -> None:
+    tasks = [asyncio.ensure_future(wait) for wait in waits]
+    try:
+        await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+
+def _micro(moment: datetime) -> str:
+    return timefmt.format_micro(moment)

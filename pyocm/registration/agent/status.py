@@ -1,0 +1,113 @@
+"""The ManagedCluster status the agent reports: joined, available, resources, claims.
+
+Steps run in upstream's order and each may end the chain; the result is one status
+patch, sent only when something changed.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from pyocm.api import conditions, wellknown
+from pyocm.kube import quantity
+from pyocm.registration.agent.managed import ManagedSide
+from pyocm.runtime.clock import Clock
+
+Obj = dict[str, Any]
+RESERVED_CLAIMS = (
+    "id.k8s.io",
+    "kubeversion.open-cluster-management.io",
+    "platform.open-cluster-management.io",
+    "product.open-cluster-management.io",
+)
+
+
+@dataclass(frozen=True)
+class ClaimOptions:
+    max_custom: int = 20
+    reserved_suffixes: tuple[str, ...] = ()
+
+
+def sum_resources(nodes: Iterable[Obj], field: str) -> dict[str, str]:
+    totals: dict[str, list[quantity.Quantity]] = {}
+    for node in nodes:
+        for name, value in ((node.get("status") or {}).get(field) or {}).items():
+            totals.setdefault(name, []).append(quantity.parse_quantity(str(value)))
+    return {name: str(quantity.sum_quantities(values)) for name, values in sorted(totals.items())}
+
+
+def select_claims(claims: Iterable[Obj], options: ClaimOptions) -> tuple[list[Obj], int]:
+    """Reserved claims by name, then custom ones by name up to the cap; and how many were cut."""
+    reserved, custom = [], []
+    for claim in claims:
+        meta = claim.get("metadata") or {}
+        if wellknown.SPOKE_ONLY_LABEL in (meta.get("labels") or {}):
+            continue
+        item = {"name": meta.get("name"), "value": (claim.get("spec") or {}).get("value", "")}
+        name = str(item["name"])
+        if name in RESERVED_CLAIMS or any(name.endswith(s) for s in options.reserved_suffixes):
+            reserved.append(item)
+        else:
+            custom.append(item)
+    reserved.sort(key=lambda c: str(c["name"]))
+    custom.sort(key=lambda c: str(c["name"]))
+    cut = max(0, len(custom) - options.max_custom)
+    return reserved + custom[: options.max_custom], cut
+
+
+class StatusReporter:
+    """Computes the status the agent should report for ``cluster`` (the hub's current object)."""
+
+    def __init__(self, managed: ManagedSide, *, clock: Clock, claims: ClaimOptions) -> None:
+        self.managed = managed
+        self.clock = clock
+        self.claim_options = claims
+        self.truncated = 0
+
+    async def desired(self, cluster: Obj) -> Obj | None:
+        """The new status, or None when the cluster is not accepted (nothing to report yet)."""
+        status = copy.deepcopy(cluster.get("status") or {})
+        found: list[Obj] = status.setdefault("conditions", [])
+        if not conditions.is_true(found, wellknown.CLUSTER_HUB_ACCEPTED):
+            return None
+        now = self.clock.now()
+        conditions.set_condition(
+            found,
+            type=wellknown.CLUSTER_JOINED,
+            status="True",
+            reason=wellknown.REASON_CLUSTER_JOINED,
+            message="Managed cluster joined",
+            now=now,
+        )
+        healthy, detail = await self.managed.health()
+        if healthy:
+            conditions.set_condition(
+                found,
+                type=wellknown.CLUSTER_AVAILABLE,
+                status="True",
+                reason=wellknown.REASON_CLUSTER_AVAILABLE,
+                message="Managed cluster is available",
+                now=now,
+            )
+        else:
+            conditions.set_condition(
+                found,
+                type=wellknown.CLUSTER_AVAILABLE,
+                status="False",
+                reason=wellknown.REASON_KUBE_APISERVER_UNAVAILABLE,
+                message=f"The kube-apiserver is not ok, {detail}",
+                now=now,
+            )
+            return status
+        nodes = await self.managed.nodes()
+        status["version"] = {"kubernetes": await self.managed.version()}
+        capacity = sum_resources(nodes, "capacity")
+        status["capacity"] = {**(status.get("capacity") or {}), **capacity}
+        schedulable = [n for n in nodes if not (n.get("spec") or {}).get("unschedulable")]
+        status["allocatable"] = sum_resources(schedulable, "allocatable")
+        claims, self.truncated = select_claims(await self.managed.claims(), self.claim_options)
+        status["clusterClaims"] = claims
+        return status

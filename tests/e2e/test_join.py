@@ -1,0 +1,213 @@
+"""A managed cluster joins a real hub: bootstrap token, CSR, admin acceptance, then the
+agent's own certificate, Joined and Available, inventory, lease, and removal."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+from collections.abc import AsyncIterator, Awaitable, Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+import pytest_asyncio
+
+from pyocm.api import conditions, wellknown
+from pyocm.kube.status import ApiError
+from pyocm.local.embedded import EmbeddedCluster, NodeShape
+from pyocm.pki.kubeconfig import build_kubeconfig
+from pyocm.registration import bootstraptoken
+from pyocm.registration.agent.agent import AgentOptions, RegistrationAgent
+from pyocm.registration.agent.errors import AgentError
+from pyocm.registration.agent.managed import KubeManagedSide
+from pyocm.registration.agent.status import ClaimOptions
+from pyocm.runtime import kinds
+from pyocm.runtime.client import Api
+from pyocm.testing import HubProcess
+
+Obj = dict[str, Any]
+
+
+@pytest_asyncio.fixture
+async def api(hub: HubProcess) -> AsyncIterator[Api]:
+    async with Api.from_kubeconfig(hub.kubeconfig) as client:
+        yield client
+
+
+async def eventually(check: Callable[[], Awaitable[Any]], *, timeout: float = 20) -> Any:
+    deadline = asyncio.get_running_loop().time() + timeout
+    last: BaseException | None = None
+    while asyncio.get_running_loop().time() < deadline:
+        try:
+            result = await check()
+            if result:
+                return result
+        except (AssertionError, ApiError) as err:
+            last = err
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"not reached in {timeout}s; last: {last!r}")
+
+
+async def bootstrap_kubeconfig(api: Api, hub: HubProcess) -> Obj:
+    token = bootstraptoken.generate()
+    await api.create(kinds.SECRET, bootstraptoken.token_secret(token, now=datetime.now(UTC)))
+    return build_kubeconfig(server=hub.url, ca_pem=hub.ca_pem, token=str(token))
+
+
+async def accept(api: Api, cluster: str) -> None:
+    """What ``pyocm accept`` does: approve the cluster's pending CSR, then accept it."""
+
+    async def pending() -> list[Obj]:
+        listed = await api.list(kinds.CSR, labels=f"{wellknown.CLUSTER_NAME_LABEL}={cluster}")
+        return [c for c in listed["items"] if not (c.get("status") or {}).get("conditions")]
+
+    for csr in await eventually(pending):
+        csr.setdefault("status", {})["conditions"] = [
+            {
+                "type": "Approved",
+                "status": "True",
+                "reason": "AcceptedByTest",
+                "message": "accepted by a test",
+            }
+        ]
+        await api.update(kinds.CSR, csr, subresource="approval")
+    await api.patch(kinds.MANAGED_CLUSTER, cluster, {"spec": {"hubAcceptsClient": True}})
+
+
+def condition(cluster: Obj, type: str) -> Obj:
+    return conditions.find((cluster.get("status") or {}).get("conditions"), type) or {}
+
+
+@pytest_asyncio.fixture
+async def managed(tmp_path: Path) -> AsyncIterator[EmbeddedCluster]:
+    cluster = EmbeddedCluster(
+        name="m", data_dir=tmp_path / "managed", nodes=2, shape=NodeShape(cpu="4", memory="8Gi")
+    )
+    await cluster.start()
+    yield cluster
+    await cluster.stop()
+
+
+async def test_join_accept_available_then_delete(
+    hub: HubProcess, api: Api, managed: EmbeddedCluster, unique: str
+) -> None:
+    name = f"join-{unique}"
+    for index in range(3):
+        await managed.api.create(
+            kinds.CLUSTER_CLAIM,
+            {"metadata": {"name": f"custom-{index}"}, "spec": {"value": str(index)}},
+        )
+    await managed.api.create(
+        kinds.CLUSTER_CLAIM,
+        {
+            "metadata": {"name": "secret-ish", "labels": {wellknown.SPOKE_ONLY_LABEL: ""}},
+            "spec": {"value": "x"},
+        },
+    )
+    states: list[str] = []
+    agent = RegistrationAgent(
+        bootstrap=await bootstrap_kubeconfig(api, hub),
+        managed=KubeManagedSide(managed.api),
+        options=AgentOptions(
+            cluster_name=name, claims=ClaimOptions(max_custom=2), poll=0.1, healthcheck_period=5
+        ),
+        on_state=states.append,
+    )
+    running = asyncio.create_task(agent.run())
+    try:
+        created = await eventually(lambda: api.get(kinds.MANAGED_CLUSTER, name))
+        assert created["spec"]["hubAcceptsClient"] is False
+        await eventually(
+            lambda: asyncio.sleep(0, any(s.startswith("waiting for the hub admin") for s in states))
+        )
+        await accept(api, name)
+
+        async def available() -> Obj | None:
+            cluster = await api.get(kinds.MANAGED_CLUSTER, name)
+            return (
+                cluster
+                if condition(cluster, wellknown.CLUSTER_AVAILABLE).get("status") == "True"
+                else None
+            )
+
+        cluster = await eventually(available)
+        assert condition(cluster, wellknown.CLUSTER_JOINED)["reason"] == "ManagedClusterJoined"
+        status = cluster["status"]
+        assert status["version"]["kubernetes"] == "v1.30.0"
+        assert status["capacity"]["cpu"] == "8" and status["capacity"]["memory"] == "16Gi"
+        assert status["allocatable"]["cpu"] == "7800m"
+        claims = [c["name"] for c in status["clusterClaims"]]
+        assert claims == ["id.k8s.io", "custom-0", "custom-1"], (
+            "reserved first, custom capped, spoke-only hidden"
+        )
+        uid = (await managed.api.get(kinds.NAMESPACE, "kube-system"))["metadata"]["uid"]
+        assert status["clusterClaims"][0]["value"] == uid
+
+        secret = await managed.api.get(
+            kinds.SECRET, "hub-kubeconfig-secret", namespace="open-cluster-management-agent"
+        )
+        assert set(secret["data"]) == {
+            "kubeconfig",
+            "tls.crt",
+            "tls.key",
+            "cluster-name",
+            "agent-name",
+        }
+        assert base64.b64decode(secret["data"]["cluster-name"]).decode() == name
+        identity = await managed.api.get(
+            kinds.CONFIGMAP, "cluster-identity", namespace="open-cluster-management-agent"
+        )
+        assert identity["data"] == {"cluster-name": name, "cluster-uid": uid}
+
+        lease = await api.get(kinds.LEASE, "managed-cluster-lease", namespace=name)
+        assert lease["spec"]["renewTime"]
+
+        # Taints follow availability: the unreachable taint of a fresh cluster goes away.
+        async def untainted() -> bool:
+            return not (await api.get(kinds.MANAGED_CLUSTER, name))["spec"].get("taints")
+
+        await eventually(untainted)
+
+        await api.delete(kinds.MANAGED_CLUSTER, name)
+        assert await asyncio.wait_for(running, 20) == "deleted"
+    finally:
+        running.cancel()
+        await asyncio.gather(running, return_exceptions=True)
+
+
+async def test_a_second_cluster_cannot_take_a_registered_name(
+    hub: HubProcess, api: Api, managed: EmbeddedCluster, unique: str
+) -> None:
+    name = f"taken-{unique}"
+    await api.create(kinds.MANAGED_CLUSTER, {"metadata": {"name": name}})
+    await api.patch(
+        kinds.MANAGED_CLUSTER,
+        name,
+        {"status": {"clusterClaims": [{"name": "id.k8s.io", "value": "another-uid"}]}},
+        subresource="status",
+    )
+    agent = RegistrationAgent(
+        bootstrap=await bootstrap_kubeconfig(api, hub),
+        managed=KubeManagedSide(managed.api),
+        options=AgentOptions(cluster_name=name, poll=0.1),
+    )
+    with pytest.raises(
+        AgentError, match=f'already has a managed cluster "{name}" registered by another cluster'
+    ):
+        await asyncio.wait_for(agent.run(), 20)
+
+
+async def test_an_expired_token_is_refused_with_a_clear_error(
+    hub: HubProcess, api: Api, managed: EmbeddedCluster, unique: str
+) -> None:
+    token = bootstraptoken.generate()
+    secret = bootstraptoken.token_secret(token, now=datetime(2020, 1, 1, tzinfo=UTC))
+    await api.create(kinds.SECRET, secret)
+    agent = RegistrationAgent(
+        bootstrap=build_kubeconfig(server=hub.url, ca_pem=hub.ca_pem, token=str(token)),
+        managed=KubeManagedSide(managed.api),
+        options=AgentOptions(cluster_name=f"expired-{unique}", poll=0.1),
+    )
+    with pytest.raises(AgentError, match="refused the bootstrap credential"):
+        await asyncio.wait_for(agent.run(), 20)
