@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from pyocm.cli import hub
+from pyocm.cli import agent, clusters, controller, hub, token, unjoin, up
 
 app = typer.Typer(
     name="pyocm",
@@ -13,6 +13,18 @@ app = typer.Typer(
     add_completion=False,
 )
 app.command("hub")(hub.hub)
+app.command("up")(up.up)
+app.command("controller")(controller.controller)
+app.command("agent")(agent.agent)
+app.command("join")(agent.join)
+app.command("unjoin")(unjoin.unjoin)
+app.command("accept")(clusters.accept)
+app.command("deny")(clusters.deny)
+
+get = typer.Typer(help="Show hub objects: token, clusters.", no_args_is_help=True)
+get.command("token")(token.get_token)
+get.command("clusters")(clusters.get_clusters)
+app.add_typer(get, name="get")
 
 
 @app.callback()

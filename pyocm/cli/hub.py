@@ -25,17 +25,45 @@ log = logging.getLogger("pyocm.hub")
 
 
 def hub(
-    data_dir: Path = typer.Option(None, "--data-dir", help="Where the hub keeps its database and keys (default: $PYOCM_DATA_DIR, else ~/.local/share/pyocm/hub)."),
-    listen: str = typer.Option("127.0.0.1:6443", "--listen", help="HOST:PORT to serve on; port 0 picks a free one."),
-    cluster_signing_duration: str = typer.Option("8760h", "--cluster-signing-duration", help="Longest client certificate the hub signs, e.g. 8760h or 30m."),
-    sqlite_synchronous: str = typer.Option("FULL", "--sqlite-synchronous", help="FULL (acknowledged writes survive power loss) or NORMAL."),
-    controllers: bool = typer.Option(True, "--controllers/--no-controllers", help="Run the hub's registration controllers in this process."),
-    feature_gates: str = typer.Option("", "--feature-gates", help="Comma-separated Gate=true|false, e.g. ManagedClusterAutoApproval=true."),
-    auto_approved_csr_users: str = typer.Option("", "--auto-approved-csr-users", help="Comma-separated users whose join CSRs are approved without an admin (needs ManagedClusterAutoApproval)."),
+    data_dir: Path = typer.Option(
+        None,
+        "--data-dir",
+        help="Where the hub keeps its database and keys (default: $PYOCM_DATA_DIR, else ~/.local/share/pyocm/hub).",
+    ),
+    listen: str = typer.Option(
+        "127.0.0.1:6443", "--listen", help="HOST:PORT to serve on; port 0 picks a free one."
+    ),
+    cluster_signing_duration: str = typer.Option(
+        "8760h",
+        "--cluster-signing-duration",
+        help="Longest client certificate the hub signs, e.g. 8760h or 30m.",
+    ),
+    sqlite_synchronous: str = typer.Option(
+        "FULL",
+        "--sqlite-synchronous",
+        help="FULL (acknowledged writes survive power loss) or NORMAL.",
+    ),
+    controllers: bool = typer.Option(
+        True,
+        "--controllers/--no-controllers",
+        help="Run the hub's registration controllers in this process.",
+    ),
+    feature_gates: str = typer.Option(
+        "",
+        "--feature-gates",
+        help="Comma-separated Gate=true|false, e.g. ManagedClusterAutoApproval=true.",
+    ),
+    auto_approved_csr_users: str = typer.Option(
+        "",
+        "--auto-approved-csr-users",
+        help="Comma-separated users whose join CSRs are approved without an admin (needs ManagedClusterAutoApproval).",
+    ),
     log_level: str = typer.Option("INFO", "--log-level"),
 ) -> None:
     """Run a hub API server in the foreground until Ctrl-C or SIGTERM."""
-    logging.basicConfig(level=log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(
+        level=log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
     try:
         host, port = parse_listen(listen)
         duration = parse_duration(cluster_signing_duration)
@@ -118,7 +146,9 @@ async def _serve(config: ServerConfig, options: HubOptions | None) -> None:
     try:
         await crdinstall.install(api, crdinstall.ocm_crds())
         if options is not None:
-            running = asyncio.create_task(build_hub_manager(api, options=options).run(), name="hub controllers")
+            running = asyncio.create_task(
+                build_hub_manager(api, options=options).run(), name="hub controllers"
+            )
             running.add_done_callback(lambda task: _controllers_ended(task, stop))
         print(f"pyocm hub listening on {server.url} (port {server.port})", flush=True)
         print(f"admin kubeconfig: {config.admin_kubeconfig}", flush=True)

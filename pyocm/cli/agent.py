@@ -1,0 +1,193 @@
+"""``pyocm join`` (the clusteradm way) and ``pyocm agent`` (the klusterlet's flags)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+from collections.abc import Coroutine
+from pathlib import Path
+from typing import Any
+
+import typer
+import yaml  # type: ignore[import-untyped,unused-ignore]
+
+from pyocm.cli.common import fail, run, setup_logging
+from pyocm.cli.hub import parse_duration
+from pyocm.local.embedded import EmbeddedCluster
+from pyocm.pki.kubeconfig import build_kubeconfig
+from pyocm.registration import bootstraptoken, clusterinfo
+from pyocm.registration.agent.agent import AgentOptions, RegistrationAgent
+from pyocm.registration.agent.managed import KubeManagedSide
+from pyocm.registration.agent.status import ClaimOptions
+from pyocm.runtime.client import Api
+
+
+def clusters_dir() -> Path:
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / "pyocm" / "clusters"
+
+
+def join(
+    hub_token: str = typer.Option(
+        ..., "--hub-token", help="The bootstrap token from 'pyocm get token'."
+    ),
+    hub_apiserver: str = typer.Option(
+        ..., "--hub-apiserver", help="The hub's URL, https://HOST:PORT."
+    ),
+    cluster_name: str = typer.Option(
+        ..., "--cluster-name", help="This cluster's name on the hub (a DNS label)."
+    ),
+    ca_cert_hash: str = typer.Option(
+        ...,
+        "--ca-cert-hash",
+        help="sha256:<hex> of the hub CA's public key, from 'pyocm get token'.",
+    ),
+    managed_kubeconfig: Path = typer.Option(
+        None,
+        "--managed-kubeconfig",
+        help="The managed cluster's kubeconfig; without it an embedded cluster is started.",
+    ),
+    data_dir: Path = typer.Option(
+        None,
+        "--data-dir",
+        help="Embedded cluster's data (default ~/.local/share/pyocm/clusters/NAME).",
+    ),
+    log_level: str = typer.Option("WARNING", "--log-level"),
+) -> None:
+    """Join this cluster to a hub and keep its agent running (Ctrl-C to stop)."""
+    setup_logging(log_level)
+    try:
+        token = bootstraptoken.parse(hub_token)
+    except ValueError as err:
+        fail(f"--hub-token: {err}", code=2)
+    if not hub_apiserver.startswith("https://"):
+        fail("--hub-apiserver must be an https:// URL", code=2)
+    run(
+        _join(
+            token,
+            hub_apiserver.rstrip("/"),
+            cluster_name,
+            ca_cert_hash,
+            managed_kubeconfig,
+            data_dir,
+        )
+    )
+
+
+async def _join(
+    token: bootstraptoken.BootstrapToken,
+    server: str,
+    name: str,
+    ca_hash: str,
+    managed_kubeconfig: Path | None,
+    data_dir: Path | None,
+) -> None:
+    ca_pem = await clusterinfo.discover_ca(server, ca_cert_hash=ca_hash)
+    bootstrap = build_kubeconfig(server=server, ca_pem=ca_pem, token=str(token))
+    embedded: EmbeddedCluster | None = None
+    if managed_kubeconfig is None:
+        embedded = EmbeddedCluster(name=name, data_dir=data_dir or clusters_dir() / name)
+        await embedded.start()
+        typer.echo(
+            f"started an embedded managed cluster at {embedded.url} (kubeconfig {embedded.kubeconfig})"
+        )
+        api = embedded.api
+    else:
+        api = Api.from_kubeconfig(managed_kubeconfig)
+    try:
+        agent = RegistrationAgent(
+            bootstrap=bootstrap,
+            managed=KubeManagedSide(api),
+            options=AgentOptions(cluster_name=name),
+            on_state=lambda state: typer.echo(f"{name}: {state}"),
+        )
+        await _until_signal(agent.run())
+    finally:
+        if embedded is not None:
+            await embedded.stop()
+        else:
+            await api.close()
+
+
+async def _until_signal(work: Coroutine[Any, Any, object]) -> None:
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    task = asyncio.ensure_future(work)
+    waiter = asyncio.ensure_future(stop.wait())
+    try:
+        await asyncio.wait({task, waiter}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for pending in (task, waiter):
+            pending.cancel()
+        await asyncio.gather(waiter, return_exceptions=True)
+    if task.done() and not task.cancelled():
+        task.result()
+
+
+def agent(
+    cluster_name: str = typer.Option(
+        "",
+        "--spoke-cluster-name",
+        "--cluster-name",
+        help="Cluster name (default: kept, else generated).",
+    ),
+    agent_id: str = typer.Option(
+        "", "--agent-id", help="Agent id (default: kept, else 5 random characters)."
+    ),
+    bootstrap_kubeconfig: Path = typer.Option(
+        ..., "--bootstrap-kubeconfig", help="Kubeconfig with the hub's bootstrap credential."
+    ),
+    spoke_kubeconfig: Path = typer.Option(
+        ..., "--spoke-kubeconfig", help="Kubeconfig of the managed cluster."
+    ),
+    hub_kubeconfig_secret: str = typer.Option("hub-kubeconfig-secret", "--hub-kubeconfig-secret"),
+    cluster_healthcheck_period: str = typer.Option("1m", "--cluster-healthcheck-period"),
+    max_custom_cluster_claims: int = typer.Option(20, "--max-custom-cluster-claims"),
+    reserved_cluster_claim_suffixes: str = typer.Option("", "--reserved-cluster-claim-suffixes"),
+    client_cert_expiration_seconds: int = typer.Option(0, "--client-cert-expiration-seconds"),
+    spoke_external_server_urls: str = typer.Option("", "--spoke-external-server-urls"),
+    log_level: str = typer.Option("INFO", "--log-level"),
+) -> None:
+    """Run the klusterlet registration agent (upstream's flag names)."""
+    setup_logging(log_level)
+    try:
+        period = parse_duration(cluster_healthcheck_period).total_seconds()
+    except ValueError as err:
+        fail(f"--cluster-healthcheck-period: {err}", code=2)
+    if client_cert_expiration_seconds and client_cert_expiration_seconds < 3600:
+        fail("client certificate expiration seconds must greater or qual to 3600", code=2)
+    urls = tuple(u.strip() for u in spoke_external_server_urls.split(",") if u.strip())
+    for url in urls:
+        if not url.startswith("https://"):
+            fail(f'"{url}" is invalid', code=2)
+    if not bootstrap_kubeconfig.is_file():
+        fail(f"bootstrap-kubeconfig {bootstrap_kubeconfig} does not exist")
+    bootstrap = yaml.safe_load(bootstrap_kubeconfig.read_text())
+    options = AgentOptions(
+        cluster_name=cluster_name,
+        agent_id=agent_id,
+        hub_kubeconfig_secret=hub_kubeconfig_secret,
+        healthcheck_period=period,
+        claims=ClaimOptions(
+            max_custom=max_custom_cluster_claims,
+            reserved_suffixes=tuple(
+                s.strip() for s in reserved_cluster_claim_suffixes.split(",") if s.strip()
+            ),
+        ),
+        expiration_seconds=client_cert_expiration_seconds or None,
+        external_server_urls=urls,
+    )
+    run(_agent(bootstrap, spoke_kubeconfig, options))
+
+
+async def _agent(
+    bootstrap: dict[str, object], spoke_kubeconfig: Path, options: AgentOptions
+) -> None:
+    async with Api.from_kubeconfig(spoke_kubeconfig) as api:
+        agent = RegistrationAgent(
+            bootstrap=bootstrap, managed=KubeManagedSide(api), options=options
+        )
+        await _until_signal(agent.run())

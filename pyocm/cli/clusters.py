@@ -1,0 +1,187 @@
+"""``pyocm accept``, ``pyocm deny`` and ``pyocm get clusters``: the hub admin's side of a join."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from pyocm.api import conditions, wellknown
+from pyocm.cli.common import KUBECONFIG_HELP, connect, fail, run
+from pyocm.kube import timefmt
+from pyocm.kube.status import ApiError
+from pyocm.registration.hub.csrapproval import validate
+from pyocm.runtime import kinds
+from pyocm.runtime.client import Api
+
+Obj = dict[str, Any]
+
+
+def _names(text: str) -> list[str]:
+    names = [name.strip() for name in text.split(",") if name.strip()]
+    if not names:
+        fail("--clusters needs at least one cluster name", code=2)
+    return names
+
+
+def accept(
+    clusters: str = typer.Option(
+        ..., "--clusters", help="Comma-separated names of the clusters to accept."
+    ),
+    wait: bool = typer.Option(
+        False, "--wait", help="Wait (up to --timeout) for a cluster's join request to arrive."
+    ),
+    timeout: float = typer.Option(60.0, "--timeout", help="Seconds to wait with --wait."),
+    kubeconfig: Path = typer.Option(None, "--kubeconfig", help=KUBECONFIG_HELP),
+) -> None:
+    """Approve the clusters' join requests and accept them (hubAcceptsClient: true)."""
+    names = _names(clusters)
+    run(_accept_all(kubeconfig, names, wait=wait, timeout=timeout))
+
+
+async def _accept_all(
+    kubeconfig: Path | None, names: list[str], *, wait: bool, timeout: float
+) -> None:
+    async with connect(kubeconfig) as api:
+        for name in names:
+            approved = await accept_cluster(api, name, wait=wait, timeout=timeout)
+            typer.echo(
+                f"accepted {name}" + (f" (approved {', '.join(approved)})" if approved else "")
+            )
+
+
+async def accept_cluster(
+    api: Api, name: str, *, wait: bool = False, timeout: float = 60.0
+) -> list[str]:
+    """Approve ``name``'s valid pending CSRs and set ``hubAcceptsClient``; return the CSRs approved."""
+    deadline = asyncio.get_running_loop().time() + timeout
+    while True:
+        requests = await _join_csrs(api, name)
+        pending = [csr for csr in requests if not (csr.get("status") or {}).get("conditions")]
+        if pending or len(pending) < len(requests):
+            break  # something to approve, or it was approved before
+        if not wait:
+            if await _cluster(api, name) is not None:
+                break
+            fail(
+                f"cluster {name} has not asked to join this hub (no ManagedCluster, no pending CSR); "
+                "is its agent running? Use --wait to wait for it"
+            )
+        if asyncio.get_running_loop().time() > deadline:
+            fail(f"cluster {name} did not ask to join within {timeout:.0f}s")
+        await asyncio.sleep(0.2)
+    approved = []
+    for csr in pending:
+        csr.setdefault("status", {})["conditions"] = [
+            {
+                "type": "Approved",
+                "status": "True",
+                "reason": "AutoApprovedByPyocmAccept",
+                "message": "Approved by pyocm accept",
+                "lastUpdateTime": timefmt.format_time(datetime.now(UTC)),
+            }
+        ]
+        await api.update(kinds.CSR, csr, subresource="approval")
+        approved.append(csr["metadata"]["name"])
+    await _wait_for_cluster(api, name, deadline)
+    await api.patch(kinds.MANAGED_CLUSTER, name, {"spec": {"hubAcceptsClient": True}})
+    return approved
+
+
+async def _join_csrs(api: Api, name: str) -> list[Obj]:
+    """The cluster's agent CSRs that pass the hub's subject checks (decided or not)."""
+    listed = await api.list(kinds.CSR, labels=f"{wellknown.CLUSTER_NAME_LABEL}={name}")
+    return [csr for csr in listed.get("items") or [] if validate(csr) == name]
+
+
+async def _cluster(api: Api, name: str) -> Obj | None:
+    try:
+        return await api.get(kinds.MANAGED_CLUSTER, name)
+    except ApiError as err:
+        if err.code == 404:
+            return None
+        raise
+
+
+async def _wait_for_cluster(api: Api, name: str, deadline: float) -> None:
+    while await _cluster(api, name) is None:
+        if asyncio.get_running_loop().time() > deadline:
+            fail(f"cluster {name} has a join request but no ManagedCluster yet")
+        await asyncio.sleep(0.1)
+
+
+def deny(
+    clusters: str = typer.Option(
+        ..., "--clusters", help="Comma-separated names of the clusters to deny."
+    ),
+    kubeconfig: Path = typer.Option(None, "--kubeconfig", help=KUBECONFIG_HELP),
+) -> None:
+    """Deny the clusters (hubAcceptsClient: false): their access is cut back at once."""
+    run(_deny(kubeconfig, _names(clusters)))
+
+
+async def _deny(kubeconfig: Path | None, names: list[str]) -> None:
+    async with connect(kubeconfig) as api:
+        for name in names:
+            if await _cluster(api, name) is None:
+                fail(f"no managed cluster named {name}")
+            await api.patch(kinds.MANAGED_CLUSTER, name, {"spec": {"hubAcceptsClient": False}})
+            typer.echo(f"denied {name}")
+
+
+def get_clusters(
+    kubeconfig: Path = typer.Option(None, "--kubeconfig", help=KUBECONFIG_HELP),
+) -> None:
+    """List managed clusters: accepted, joined, available, age, Kubernetes version, claims."""
+    listed = run(_list(kubeconfig))
+    table = Table(box=None, header_style="bold")
+    for column in ("NAME", "ACCEPTED", "JOINED", "AVAILABLE", "AGE", "KUBERNETES", "CLAIMS"):
+        table.add_column(column)
+    for row in cluster_rows(listed, now=datetime.now(UTC)):
+        table.add_row(*row)
+    Console(width=200).print(table)
+
+
+async def _list(kubeconfig: Path | None) -> list[Obj]:
+    async with connect(kubeconfig) as api:
+        return list((await api.list_all(kinds.MANAGED_CLUSTER)).get("items") or [])
+
+
+def cluster_rows(clusters: list[Obj], *, now: datetime) -> list[tuple[str, ...]]:
+    rows: list[tuple[str, ...]] = []
+    for cluster in sorted(clusters, key=lambda c: str(c["metadata"]["name"])):
+        status = cluster.get("status") or {}
+        found = status.get("conditions") or []
+        rows.append(
+            (
+                str(cluster["metadata"]["name"]),
+                str(bool((cluster.get("spec") or {}).get("hubAcceptsClient"))).lower(),
+                _state(found, wellknown.CLUSTER_JOINED),
+                _state(found, wellknown.CLUSTER_AVAILABLE),
+                age(cluster["metadata"].get("creationTimestamp"), now=now),
+                str((status.get("version") or {}).get("kubernetes", "")),
+                str(len(status.get("clusterClaims") or [])),
+            )
+        )
+    return rows
+
+
+def _state(found: list[Obj], type: str) -> str:
+    condition = conditions.find(found, type)
+    return str(condition.get("status")) if condition else ""
+
+
+def age(created: str | None, *, now: datetime) -> str:
+    """kubectl's short ages: 45s, 12m, 3h, 5d."""
+    if not created:
+        return ""
+    seconds = max(0, int((now - timefmt.parse_time(created)).total_seconds()))
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= size * (2 if unit != "m" else 1):
+            return f"{seconds // size}{unit}"
+    return f"{seconds}s"

@@ -1,0 +1,72 @@
+"""What the ``pyocm`` commands share: finding the hub's kubeconfig, running async work,
+and turning failures into one clear line and an exit code."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+from collections.abc import Coroutine
+from pathlib import Path
+from typing import Any, NoReturn, TypeVar
+
+import typer
+
+from pyocm.apiserver.config import default_data_dir
+from pyocm.kube.status import ApiError
+from pyocm.registration.agent.errors import AgentError
+from pyocm.runtime.client import Api, ApiConnectionError
+
+T = TypeVar("T")
+
+KUBECONFIG_HELP = (
+    "Hub kubeconfig (default: $KUBECONFIG, else the default hub data dir's admin.kubeconfig)."
+)
+
+
+def kubeconfig_path(given: Path | None) -> Path:
+    """``--kubeconfig``, else ``$KUBECONFIG`` (its first file), else the local hub's admin kubeconfig."""
+    if given is not None:
+        return given
+    env = os.environ.get("KUBECONFIG", "")
+    first = next((part for part in env.split(os.pathsep) if part), "")
+    return Path(first) if first else default_data_dir() / "admin.kubeconfig"
+
+
+def connect(given: Path | None) -> Api:
+    path = kubeconfig_path(given)
+    if not path.is_file():
+        fail(f"no kubeconfig at {path}: start a hub with 'pyocm hub' or pass --kubeconfig")
+    return Api.from_kubeconfig(path)
+
+
+def fail(message: str, *, code: int = 1) -> NoReturn:
+    typer.echo(f"error: {message}", err=True)
+    raise typer.Exit(code)
+
+
+def run(work: Coroutine[Any, Any, T]) -> T:
+    """Run ``work`` on uvloop; failures a user can act on become one line on stderr."""
+    try:
+        import uvloop
+
+        uvloop.install()
+    except ImportError:  # pragma: no cover - uvloop is a dependency
+        pass
+    try:
+        return asyncio.run(work)
+    except ApiConnectionError as err:
+        fail(str(err))
+    except AgentError as err:
+        fail(str(err))
+    except ApiError as err:
+        fail(f"{err.message} ({err.reason})")
+    except KeyboardInterrupt:
+        raise typer.Exit(130) from None
+
+
+def setup_logging(level: str) -> None:
+    logging.basicConfig(
+        level=level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
+    logging.getLogger("httpx2").setLevel(logging.WARNING)

@@ -1,0 +1,72 @@
+"""``pyocm controller``: the hub's registration controllers against any Kubernetes API server."""
+
+from __future__ import annotations
+
+import socket
+import uuid
+from pathlib import Path
+
+import typer
+
+from pyocm.cli.common import KUBECONFIG_HELP, connect, fail, run, setup_logging
+from pyocm.cli.hub import parse_feature_gates
+from pyocm.kube.status import ApiError
+from pyocm.local import crdinstall
+from pyocm.registration.hub.manager import (
+    LEADER_LEASE,
+    LEADER_NAMESPACE,
+    HubOptions,
+    build_hub_manager,
+)
+from pyocm.runtime import kinds
+from pyocm.runtime.leaderelection import LeaderElector
+from pyocm.runtime.manager import LeadershipLost
+
+
+def controller(
+    kubeconfig: Path = typer.Option(None, "--kubeconfig", help=KUBECONFIG_HELP),
+    leader_elect: bool = typer.Option(
+        True, "--leader-elect/--no-leader-elect", help="Run only while holding the Lease."
+    ),
+    install_crds: bool = typer.Option(
+        True, "--install-crds/--no-install-crds", help="Install or update the OCM CRDs first."
+    ),
+    feature_gates: str = typer.Option(
+        "", "--feature-gates", help="Comma-separated Gate=true|false."
+    ),
+    auto_approved_csr_users: str = typer.Option("", "--auto-approved-csr-users"),
+    log_level: str = typer.Option("INFO", "--log-level"),
+) -> None:
+    """Run the hub's registration controllers against the API server of --kubeconfig."""
+    setup_logging(log_level)
+    try:
+        gates = parse_feature_gates(feature_gates)
+    except ValueError as err:
+        fail(str(err), code=2)
+    users = tuple(u.strip() for u in auto_approved_csr_users.split(",") if u.strip())
+    identity = f"{socket.gethostname()}_{uuid.uuid4()}"
+    options = HubOptions(identity=identity, feature_gates=gates, auto_approved_users=users)
+    try:
+        run(_run(kubeconfig, options, leader_elect=leader_elect, install_crds=install_crds))
+    except LeadershipLost as err:
+        fail(f"{err}; exiting so a supervisor restarts this replica")
+
+
+async def _run(
+    kubeconfig: Path | None, options: HubOptions, *, leader_elect: bool, install_crds: bool
+) -> None:
+    async with connect(kubeconfig) as api:
+        if install_crds:
+            await crdinstall.install(api, crdinstall.ocm_crds())
+        manager = build_hub_manager(api, options=options)
+        elector = None
+        if leader_elect:
+            try:
+                await api.create(kinds.NAMESPACE, {"metadata": {"name": LEADER_NAMESPACE}})
+            except ApiError as err:
+                if err.code != 409:
+                    raise
+            elector = LeaderElector(
+                api, namespace=LEADER_NAMESPACE, name=LEADER_LEASE, identity=options.identity
+            )
+        await manager.run(elector=elector)
