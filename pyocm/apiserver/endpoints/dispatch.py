@@ -51,7 +51,10 @@ async def _handle(request: web.Request, state: ServerState) -> web.StreamRespons
     if user is None:
         if path.split("?")[0] in PUBLIC_PATHS or path.startswith(("/livez/", "/readyz/", "/healthz/")):
             return await nonresource.serve(request, state, info)
-        raise status.unauthorized()
+        # kube-apiserver's --anonymous-auth (on by default): no credential at all makes
+        # the caller system:anonymous, and RBAC decides (kubeadm lets it read
+        # kube-public/cluster-info, which joining clusters fetch before they trust the CA).
+        user = users.UserInfo(name=users.ANONYMOUS, groups=(users.UNAUTHENTICATED,))
     _authorize(state, user, info)
     if not info.resource_request:
         if discovery.handles(path):

@@ -1,0 +1,218 @@
+"""The registration commands as a person runs them: real processes, real TLS, kubectl."""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from pyocm.testing import HubProcess
+
+PYOCM = [sys.executable, "-m", "pyocm"]
+
+
+class Running:
+    """A pyocm command in the background whose output lines can be waited for."""
+
+    def __init__(self, *args: str, env: dict[str, str] | None = None) -> None:
+        self.lines: list[str] = []
+        self._queue: queue.Queue[str | None] = queue.Queue()
+        self.process = subprocess.Popen(
+            [*PYOCM, *args],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            env={**os.environ, **(env or {})},
+        )
+        threading.Thread(target=self._pump, daemon=True).start()
+
+    def _pump(self) -> None:
+        assert self.process.stdout is not None
+        for line in self.process.stdout:
+            self._queue.put(line.rstrip("\n"))
+        self._queue.put(None)
+
+    def wait_for(self, pattern: str, *, timeout: float = 60) -> str:
+        deadline = time.monotonic() + timeout
+        for line in self.lines:
+            if re.search(pattern, line):
+                return line
+        while time.monotonic() < deadline:
+            try:
+                line = self._queue.get(timeout=max(0.01, deadline - time.monotonic()))
+            except queue.Empty:
+                break
+            if line is None:
+                break
+            self.lines.append(line)
+            if re.search(pattern, line):
+                return line
+        raise AssertionError(f"{pattern!r} not seen; output:\n" + "\n".join(self.lines[-40:]))
+
+    def stop(self, sig: int = signal.SIGINT, *, timeout: float = 20) -> int:
+        if self.process.poll() is None:
+            self.process.send_signal(sig)
+        code = self.process.wait(timeout=timeout)
+        with_rest = self._queue
+        while True:
+            try:
+                line = with_rest.get(timeout=1)
+            except queue.Empty:
+                break
+            if line is None:
+                break
+            self.lines.append(line)
+        return code
+
+
+def pyocm(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*PYOCM, *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, **(env or {})},
+    )
+
+
+@pytest.fixture
+def isolated(tmp_path: Path) -> Iterator[dict[str, str]]:
+    """An environment whose default data dirs are inside the test's folder."""
+    yield {"XDG_DATA_HOME": str(tmp_path / "xdg"), "KUBECONFIG": ""}
+
+
+def test_up_starts_a_fleet_that_kubectl_sees(tmp_path: Path, isolated: dict[str, str]) -> None:
+    up = Running(
+        "up",
+        "--clusters",
+        "2",
+        "--listen",
+        "127.0.0.1:0",
+        "--data-dir",
+        str(tmp_path / "up"),
+        env=isolated,
+    )
+    try:
+        up.wait_for("Press Ctrl-C to stop", timeout=90)
+        kubeconfig = tmp_path / "up" / "hub" / "admin.kubeconfig"
+        got = subprocess.run(
+            ["kubectl", "--kubeconfig", str(kubeconfig), "get", "managedclusters", "-o", "json"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=True,
+        )
+        items = json.loads(got.stdout)["items"]
+        assert sorted(item["metadata"]["name"] for item in items) == ["cluster1", "cluster2"]
+        for item in items:
+            available = [
+                c
+                for c in item["status"]["conditions"]
+                if c["type"] == "ManagedClusterConditionAvailable"
+            ]
+            assert available[0]["status"] == "True"
+        listed = pyocm("get", "clusters", "--kubeconfig", str(kubeconfig), env=isolated)
+        assert listed.returncode == 0, listed.stderr
+        assert re.search(r"cluster1\s+true\s+True\s+True", listed.stdout)
+    finally:
+        code = up.stop()
+    assert code == 0, "\n".join(up.lines[-20:])
+    assert "pyocm up stopped" in up.lines
+
+
+def test_token_join_accept_deny_unjoin(
+    hub: HubProcess, tmp_path: Path, isolated: dict[str, str], unique: str
+) -> None:
+    name = f"cli-{unique}"
+    kubeconfig = str(hub.kubeconfig)
+    token = pyocm("get", "token", "--kubeconfig", kubeconfig, env=isolated)
+    assert token.returncode == 0, token.stderr
+    command = next(
+        line.strip() for line in token.stdout.splitlines() if line.strip().startswith("pyocm join")
+    )
+    args = command.split()[2:]
+    assert args[-1] == "<cluster_name>"
+    args[-1] = name
+
+    wrong_hash = [a if not a.startswith("sha256:") else "sha256:" + "0" * 64 for a in args]
+    refused = pyocm("join", *wrong_hash, "--data-dir", str(tmp_path / "wrong"), env=isolated)
+    assert refused.returncode == 1
+    assert "does not match --ca-cert-hash" in refused.stderr
+
+    not_yet = pyocm("accept", "--clusters", name, "--kubeconfig", kubeconfig, env=isolated)
+    assert not_yet.returncode == 1 and "has not asked to join this hub" in not_yet.stderr
+
+    joined = Running("join", *args, "--data-dir", str(tmp_path / "managed"), env=isolated)
+    try:
+        joined.wait_for(f"{name}: waiting for the hub admin to accept")
+        accepted = pyocm(
+            "accept", "--clusters", name, "--wait", "--kubeconfig", kubeconfig, env=isolated
+        )
+        assert accepted.returncode == 0, accepted.stderr
+        assert f"accepted {name} (approved {name}-" in accepted.stdout
+        joined.wait_for(f"{name}: available")
+        listed = pyocm("get", "clusters", "--kubeconfig", kubeconfig, env=isolated)
+        assert re.search(rf"{name}\s+true\s+True\s+True\s+\S+\s+v1\.30\.0\s+1", listed.stdout), (
+            listed.stdout
+        )
+        denied = pyocm("deny", "--clusters", name, "--kubeconfig", kubeconfig, env=isolated)
+        assert denied.returncode == 0, denied.stderr
+        joined.wait_for(f"{name}: stopped: denied")
+        assert joined.process.wait(timeout=20) == 0
+    finally:
+        joined.stop()
+    gone = pyocm(
+        "unjoin", "--cluster-name", name, "--data-dir", str(tmp_path / "managed"), env=isolated
+    )
+    assert gone.returncode == 0, gone.stderr
+    again = pyocm(
+        "unjoin", "--cluster-name", name, "--data-dir", str(tmp_path / "managed"), env=isolated
+    )
+    assert again.returncode == 1 and "holds no hub credential" in again.stderr
+
+
+def test_bad_input_gets_clear_errors(isolated: dict[str, str], tmp_path: Path) -> None:
+    bad_token = pyocm(
+        "join",
+        "--hub-token",
+        "not-a-token",
+        "--hub-apiserver",
+        "https://127.0.0.1:1",
+        "--cluster-name",
+        "x",
+        "--ca-cert-hash",
+        "sha256:00",
+        env=isolated,
+    )
+    assert bad_token.returncode == 2 and "--hub-token: the token must look like" in bad_token.stderr
+    assert "not-a-token" not in bad_token.stderr, "a token is never echoed"
+    unreachable = pyocm(
+        "join",
+        "--hub-token",
+        "abcdef.0123456789abcdef",
+        "--hub-apiserver",
+        "https://127.0.0.1:9",
+        "--cluster-name",
+        "x",
+        "--ca-cert-hash",
+        "sha256:00",
+        "--data-dir",
+        str(tmp_path / "m"),
+        env=isolated,
+    )
+    assert (
+        unreachable.returncode == 1
+        and "cannot connect to https://127.0.0.1:9" in unreachable.stderr
+    )
+    no_hub = pyocm("get", "clusters", env=isolated)
+    assert no_hub.returncode == 1 and "no kubeconfig at" in no_hub.stderr
