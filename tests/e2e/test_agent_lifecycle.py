@@ -1,0 +1,294 @@
+"""An agent's life on a real hub: what its credential can and cannot touch, a lease that
+stops and resumes, certificate rotation in virtual time, and one cluster on two hubs."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import contextlib
+from collections.abc import AsyncIterator, Awaitable, Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+import pytest_asyncio
+import yaml
+
+from pyocm.api import conditions, wellknown
+from pyocm.kube.status import ApiError
+from pyocm.local.embedded import EmbeddedCluster
+from pyocm.pki.keys import generate_private_key
+from pyocm.pki.kubeconfig import build_kubeconfig
+from pyocm.registration import bootstraptoken
+from pyocm.registration.agent import certs
+from pyocm.registration.agent.agent import AgentOptions, RegistrationAgent
+from pyocm.registration.agent.managed import AGENT_NAMESPACE, KubeManagedSide
+from pyocm.runtime import kinds
+from pyocm.runtime.client import Api
+from pyocm.runtime.clock import Clock, FakeClock
+from pyocm.testing import HubProcess
+
+Obj = dict[str, Any]
+
+
+async def eventually(check: Callable[[], Awaitable[Any]], *, timeout: float = 30) -> Any:
+    deadline = asyncio.get_running_loop().time() + timeout
+    last: BaseException | None = None
+    while asyncio.get_running_loop().time() < deadline:
+        try:
+            result = await check()
+            if result:
+                return result
+        except (AssertionError, ApiError) as err:
+            last = err
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"not reached in {timeout}s; last: {last!r}")
+
+
+@pytest_asyncio.fixture
+async def api(hub: HubProcess) -> AsyncIterator[Api]:
+    async with Api.from_kubeconfig(hub.kubeconfig) as client:
+        yield client
+
+
+async def bootstrap(api: Api, hub: HubProcess) -> Obj:
+    token = bootstraptoken.generate()
+    await api.create(kinds.SECRET, bootstraptoken.token_secret(token, now=datetime.now(UTC)))
+    return build_kubeconfig(server=hub.url, ca_pem=hub.ca_pem, token=str(token))
+
+
+async def approve_pending(api: Api, cluster: str) -> None:
+    async def pending() -> list[Obj]:
+        listed = await api.list(kinds.CSR, labels=f"{wellknown.CLUSTER_NAME_LABEL}={cluster}")
+        return [c for c in listed["items"] if not (c.get("status") or {}).get("conditions")]
+
+    for csr in await eventually(pending):
+        csr.setdefault("status", {})["conditions"] = [
+            {
+                "type": "Approved",
+                "status": "True",
+                "reason": "Test",
+                "message": "approved by a test",
+            }
+        ]
+        await api.update(kinds.CSR, csr, subresource="approval")
+
+
+def condition(cluster: Obj, type: str) -> Obj:
+    return conditions.find((cluster.get("status") or {}).get("conditions"), type) or {}
+
+
+async def available(api: Api, name: str, status: str = "True") -> Obj | None:
+    cluster = await api.get(kinds.MANAGED_CLUSTER, name)
+    return (
+        cluster if condition(cluster, wellknown.CLUSTER_AVAILABLE).get("status") == status else None
+    )
+
+
+@contextlib.asynccontextmanager
+async def running_agent(
+    api: Api,
+    hub: HubProcess,
+    managed: EmbeddedCluster,
+    name: str,
+    *,
+    clock: Clock | None = None,
+    accept: bool = True,
+    secret: str = "hub-kubeconfig-secret",
+) -> AsyncIterator[asyncio.Task[str]]:
+    agent = RegistrationAgent(
+        bootstrap=await bootstrap(api, hub),
+        managed=KubeManagedSide(managed.api),
+        options=AgentOptions(
+            cluster_name=name, poll=0.1, healthcheck_period=2, hub_kubeconfig_secret=secret
+        ),
+        clock=clock,
+    )
+    task = asyncio.create_task(agent.run())
+    try:
+        if accept:
+            await approve_pending(api, name)
+            await api.patch(kinds.MANAGED_CLUSTER, name, {"spec": {"hubAcceptsClient": True}})
+            await eventually(lambda: available(api, name))
+        yield task
+    finally:
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+
+
+async def embedded(tmp_path: Path, name: str) -> EmbeddedCluster:
+    cluster = EmbeddedCluster(name=name, data_dir=tmp_path / name)
+    await cluster.start()
+    return cluster
+
+
+async def agent_api(managed: EmbeddedCluster, secret: str = "hub-kubeconfig-secret") -> Api:
+    stored = await managed.api.get(kinds.SECRET, secret, namespace=AGENT_NAMESPACE)
+    return Api.from_config(yaml.safe_load(base64.b64decode(stored["data"]["kubeconfig"])))
+
+
+async def test_an_agent_reaches_only_its_own_cluster(
+    hub: HubProcess, api: Api, tmp_path: Path, unique: str
+) -> None:
+    a, b = f"a-{unique}", f"b-{unique}"
+    managed_a, managed_b = await embedded(tmp_path, "ma"), await embedded(tmp_path, "mb")
+    try:
+        async with running_agent(api, hub, managed_a, a), running_agent(api, hub, managed_b, b):
+            async with await agent_api(managed_a) as as_a:
+                await as_a.get(kinds.MANAGED_CLUSTER, a)
+                await as_a.get(kinds.LEASE, "managed-cluster-lease", namespace=a)
+                for attempt in (
+                    as_a.get(kinds.MANAGED_CLUSTER, b),
+                    as_a.patch(
+                        kinds.MANAGED_CLUSTER,
+                        b,
+                        {"status": {"clusterClaims": []}},
+                        subresource="status",
+                    ),
+                    as_a.patch(kinds.MANAGED_CLUSTER, b, {"spec": {"hubAcceptsClient": False}}),
+                    as_a.get(kinds.LEASE, "managed-cluster-lease", namespace=b),
+                    as_a.get(kinds.NAMESPACE, b),
+                    as_a.list(kinds.SECRET, namespace=b),
+                    as_a.create(kinds.CONFIGMAP, {"metadata": {"name": "x", "namespace": b}}),
+                ):
+                    with pytest.raises(ApiError) as denied:
+                        await attempt
+                    assert denied.value.code == 403
+                # A CSR naming cluster B in its organization is never approved by the hub.
+                forged = certs.csr_object(
+                    certs.Subject(cluster=b, agent="evil"), generate_private_key()
+                )
+                forged["metadata"]["labels"] = {wellknown.CLUSTER_NAME_LABEL: b}  # type: ignore[index]
+                made = await as_a.create(kinds.CSR, forged)
+                await asyncio.sleep(1.0)
+                csr = await api.get(kinds.CSR, made["metadata"]["name"])
+                assert not (csr.get("status") or {}).get("conditions"), "a forged CSR stays pending"
+
+            # Denied: access is cut at once (the lease can no longer be renewed).
+            await api.patch(kinds.MANAGED_CLUSTER, a, {"spec": {"hubAcceptsClient": False}})
+
+            async def lease_refused() -> bool:
+                async with await agent_api(managed_a) as as_a:
+                    try:
+                        await as_a.get(kinds.LEASE, "managed-cluster-lease", namespace=a)
+                    except ApiError as err:
+                        return err.code == 403
+                return False
+
+            await eventually(lease_refused)
+    finally:
+        await managed_a.stop()
+        await managed_b.stop()
+
+
+async def test_lease_stops_unknown_and_unreachable_then_available_again(
+    hub: HubProcess, api: Api, tmp_path: Path, unique: str
+) -> None:
+    name = f"lease-{unique}"
+    managed = await embedded(tmp_path, "m")
+    try:
+        async with running_agent(api, hub, managed, name):
+            await api.patch(kinds.MANAGED_CLUSTER, name, {"spec": {"leaseDurationSeconds": 1}})
+            await asyncio.sleep(1.5)  # the agent picks up the shorter period
+        cluster = await eventually(lambda: available(api, name, "Unknown"), timeout=20)
+        unknown = condition(cluster, wellknown.CLUSTER_AVAILABLE)
+        assert unknown["reason"] == "ManagedClusterLeaseUpdateStopped"
+        assert unknown["message"] == "Registration agent stopped updating its lease."
+
+        async def unreachable() -> bool:
+            found = await api.get(kinds.MANAGED_CLUSTER, name)
+            return [t["key"] for t in found["spec"].get("taints") or []] == [
+                wellknown.TAINT_UNREACHABLE
+            ]
+
+        await eventually(unreachable)
+        # The restarted agent keeps its identity and credential: no new CSR, no acceptance.
+        async with running_agent(api, hub, managed, name, accept=False):
+            await eventually(lambda: available(api, name))
+
+            async def untainted() -> bool:
+                return not (await api.get(kinds.MANAGED_CLUSTER, name))["spec"].get("taints")
+
+            await eventually(untainted)
+        listed = await api.list(kinds.CSR, labels=f"{wellknown.CLUSTER_NAME_LABEL}={name}")
+        assert len(listed["items"]) == 1
+    finally:
+        await managed.stop()
+
+
+async def test_certificate_rotates_when_a_fifth_of_its_life_is_left(
+    hub: HubProcess, api: Api, tmp_path: Path, unique: str
+) -> None:
+    name = f"rotate-{unique}"
+    managed = await embedded(tmp_path, "m")
+    clock = FakeClock(start=datetime.now(UTC))
+    stop = asyncio.Event()
+
+    async def tick() -> None:  # virtual time runs 100x faster than the wall clock
+        while not stop.is_set():
+            clock.advance(1.0)
+            await asyncio.sleep(0.01)
+
+    ticker = asyncio.create_task(tick())
+    try:
+        async with running_agent(api, hub, managed, name, clock=clock):
+            before = await managed.api.get(
+                kinds.SECRET, "hub-kubeconfig-secret", namespace=AGENT_NAMESPACE
+            )
+            chain = certs.load_chain(base64.b64decode(before["data"]["tls.crt"]))
+            life = chain[0].not_valid_after_utc - chain[0].not_valid_before_utc
+            clock.advance((life * 0.81).total_seconds())
+
+            async def rotated() -> Obj | None:
+                now = await managed.api.get(
+                    kinds.SECRET, "hub-kubeconfig-secret", namespace=AGENT_NAMESPACE
+                )
+                return now if now["data"]["tls.crt"] != before["data"]["tls.crt"] else None
+
+            after = await eventually(rotated)
+        new_chain = certs.load_chain(base64.b64decode(after["data"]["tls.crt"]))
+        assert certs.matches(
+            new_chain[0],
+            certs.Subject(
+                cluster=name, agent=base64.b64decode(after["data"]["agent-name"]).decode()
+            ),
+        )
+        csrs = (await api.list(kinds.CSR, labels=f"{wellknown.CLUSTER_NAME_LABEL}={name}"))["items"]
+        reasons = [c["status"]["conditions"][0]["reason"] for c in csrs]
+        # Virtual time stays ahead of the hub's clock, so later certificates look old
+        # too and may rotate again; every renewal is the hub's, the join was the admin's.
+        assert reasons.count("Test") == 1
+        assert reasons.count("AutoApprovedByHubCSRApprovingController") == len(reasons) - 1 >= 1
+    finally:
+        stop.set()
+        await ticker
+        await managed.stop()
+
+
+async def test_one_cluster_joins_two_hubs_with_one_id(
+    hub: HubProcess, api: Api, tmp_path: Path, unique: str
+) -> None:
+    name = f"two-{unique}"
+    managed = await embedded(tmp_path, "m")
+    other = HubProcess(tmp_path / "hub2").start()
+    try:
+        async with (
+            Api.from_kubeconfig(other.kubeconfig) as api2,
+            running_agent(api, hub, managed, name),
+            running_agent(api2, other, managed, name, secret="hub2-kubeconfig-secret"),
+        ):
+            first = await api.get(kinds.MANAGED_CLUSTER, name)
+            second = await api2.get(kinds.MANAGED_CLUSTER, name)
+        ids = [
+            {c["name"]: c["value"] for c in x["status"]["clusterClaims"]}["id.k8s.io"]
+            for x in (first, second)
+        ]
+        assert (
+            ids[0]
+            == ids[1]
+            == (await managed.api.get(kinds.NAMESPACE, "kube-system"))["metadata"]["uid"]
+        )
+    finally:
+        other.stop()
+        await managed.stop()
