@@ -108,7 +108,10 @@ class Session:
             except ApiConnectionError as err:
                 log.warning("agent: %s", err)
             await _first(
-                self.changed.wait(), self.clock.sleep(self.agent.options.healthcheck_period)
+                self.changed.wait(),
+                self.clock.sleep(
+                    self.reporter.retry_after or self.agent.options.healthcheck_period
+                ),
             )
 
     async def _report_once(self, cluster: Obj) -> None:

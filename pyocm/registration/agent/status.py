@@ -9,6 +9,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Iterable
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 from typing import Any
 
 from pyocm.api import conditions, wellknown
@@ -17,6 +18,8 @@ from pyocm.registration.agent.managed import ManagedSide
 from pyocm.runtime.clock import Clock
 
 Obj = dict[str, Any]
+FAILURE_THRESHOLD = timedelta(seconds=20)
+FAILURE_RETRY = 5.0
 RESERVED_CLAIMS = (
     "id.k8s.io",
     "kubeversion.open-cluster-management.io",
@@ -66,6 +69,8 @@ class StatusReporter:
         self.clock = clock
         self.claim_options = claims
         self.truncated = 0
+        self.retry_after: float | None = None
+        self._failing_since: datetime | None = None
 
     async def desired(self, cluster: Obj) -> Obj | None:
         """The new status, or None when the cluster is not accepted (nothing to report yet)."""
@@ -83,6 +88,15 @@ class StatusReporter:
             now=now,
         )
         healthy, detail = await self.managed.health()
+        self.retry_after = None
+        if healthy:
+            self._failing_since = None
+        elif self._failing_since is None or now - self._failing_since < FAILURE_THRESHOLD:
+            # A blip is not an outage: Available turns False only after failures have
+            # lasted FAILURE_THRESHOLD (upstream's 20 s); until then, look again soon.
+            self._failing_since = self._failing_since or now
+            self.retry_after = FAILURE_RETRY
+            return status
         if healthy:
             conditions.set_condition(
                 found,
