@@ -16,13 +16,26 @@ from pyocm.testing import Client, HubProcess
 _counter = itertools.count()
 
 
-@pytest.fixture(scope="session")
-def hub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HubProcess]:
-    process = HubProcess(tmp_path_factory.mktemp("hub"))
+def _session_hub(
+    factory: pytest.TempPathFactory, name: str, args: list[str]
+) -> Iterator[HubProcess]:
+    process = HubProcess(factory.mktemp(name), extra_args=args)
     process.start()
     yield process
     code = process.stop()
     assert code == 0, f"hub exited with {code}:\n{process.log()[-4000:]}"
+
+
+@pytest.fixture(scope="session")
+def hub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HubProcess]:
+    """The API server alone (``--no-controllers``): nothing but the test writes objects."""
+    yield from _session_hub(tmp_path_factory, "hub", ["--no-controllers"])
+
+
+@pytest.fixture(scope="session")
+def ocm_hub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HubProcess]:
+    """A whole hub: the API server with its registration controllers."""
+    yield from _session_hub(tmp_path_factory, "ocm-hub", [])
 
 
 @pytest_asyncio.fixture

@@ -31,6 +31,12 @@ from pyocm.testing import HubProcess
 
 Obj = dict[str, Any]
 
+@pytest.fixture(scope="session")
+def hub(ocm_hub: HubProcess) -> HubProcess:
+    """These tests need the hub's controllers."""
+    return ocm_hub
+
+
 
 async def eventually(check: Callable[[], Awaitable[Any]], *, timeout: float = 30) -> Any:
     deadline = asyncio.get_running_loop().time() + timeout

@@ -20,6 +20,12 @@ from pyocm.testing import HubProcess
 
 PYOCM = [sys.executable, "-m", "pyocm"]
 
+@pytest.fixture(scope="session")
+def hub(ocm_hub: HubProcess) -> HubProcess:
+    """These tests need the hub's controllers."""
+    return ocm_hub
+
+
 
 class Running:
     """A pyocm command in the background whose output lines can be waited for."""

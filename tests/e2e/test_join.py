@@ -28,6 +28,12 @@ from pyocm.testing import HubProcess
 
 Obj = dict[str, Any]
 
+@pytest.fixture(scope="session")
+def hub(ocm_hub: HubProcess) -> HubProcess:
+    """These tests need the hub's controllers."""
+    return ocm_hub
+
+
 
 @pytest_asyncio.fixture
 async def api(hub: HubProcess) -> AsyncIterator[Api]:

@@ -8,6 +8,7 @@ import base64
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
+import pytest
 import pytest_asyncio
 
 from pyocm.api import conditions, wellknown
@@ -20,6 +21,12 @@ from pyocm.runtime.client import Api
 from pyocm.testing import HubProcess
 
 Obj = dict[str, Any]
+
+@pytest.fixture(scope="session")
+def hub(ocm_hub: HubProcess) -> HubProcess:
+    """These tests need the hub's controllers."""
+    return ocm_hub
+
 
 
 @pytest_asyncio.fixture
