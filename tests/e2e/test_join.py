@@ -28,11 +28,11 @@ from pyocm.testing import HubProcess
 
 Obj = dict[str, Any]
 
+
 @pytest.fixture(scope="session")
 def hub(ocm_hub: HubProcess) -> HubProcess:
     """These tests need the hub's controllers."""
     return ocm_hub
-
 
 
 @pytest_asyncio.fixture
@@ -217,3 +217,58 @@ async def test_an_expired_token_is_refused_with_a_clear_error(
     )
     with pytest.raises(AgentError, match="refused the bootstrap credential"):
         await asyncio.wait_for(agent.run(), 20)
+
+
+async def test_auto_approval_joins_without_an_admin(
+    tmp_path: Path, managed: EmbeddedCluster
+) -> None:
+    token = bootstraptoken.generate()
+    auto = HubProcess(
+        tmp_path / "auto-hub",
+        extra_args=[
+            "--feature-gates",
+            "ManagedClusterAutoApproval=true",
+            "--auto-approved-csr-users",
+            f"system:bootstrap:{token.id}",
+        ],
+    ).start()
+    try:
+        async with Api.from_kubeconfig(auto.kubeconfig) as hub_api:
+            await hub_api.create(
+                kinds.SECRET, bootstraptoken.token_secret(token, now=datetime.now(UTC))
+            )
+            agent = RegistrationAgent(
+                bootstrap=build_kubeconfig(server=auto.url, ca_pem=auto.ca_pem, token=str(token)),
+                managed=KubeManagedSide(managed.api),
+                options=AgentOptions(cluster_name="auto", poll=0.1),
+            )
+            running = asyncio.create_task(agent.run())
+            try:
+
+                async def available() -> Obj | None:
+                    cluster = await hub_api.get(kinds.MANAGED_CLUSTER, "auto")
+                    return (
+                        cluster
+                        if condition(cluster, wellknown.CLUSTER_AVAILABLE).get("status") == "True"
+                        else None
+                    )
+
+                cluster = await eventually(available)
+                assert wellknown.AUTO_ACCEPTED_ANNOTATION in cluster["metadata"]["annotations"]
+                csrs = (await hub_api.list(kinds.CSR))["items"]
+                assert [c["status"]["conditions"][0]["reason"] for c in csrs] == [
+                    "AutoApprovedByHubCSRApprovingController"
+                ]
+                # A later deny sticks: auto-acceptance happens once.
+                await hub_api.patch(
+                    kinds.MANAGED_CLUSTER, "auto", {"spec": {"hubAcceptsClient": False}}
+                )
+                assert await asyncio.wait_for(running, 20) == "denied"
+                assert (await hub_api.get(kinds.MANAGED_CLUSTER, "auto"))["spec"][
+                    "hubAcceptsClient"
+                ] is False
+            finally:
+                running.cancel()
+                await asyncio.gather(running, return_exceptions=True)
+    finally:
+        auto.stop()

@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from pyocm.api import conditions, wellknown
+from pyocm.kube import timefmt
 from pyocm.kube.status import ApiError
 from pyocm.registration.hub import rbac
 from pyocm.registration.hub.apply import apply, delete_if_present
@@ -40,12 +41,14 @@ class ManagedClusterController:
         clock: Clock,
         recorder: Recorder,
         labels: Mapping[str, str] = {},
+        auto_accept: bool = False,
     ) -> None:
         self.api = api
         self.clusters = clusters
         self.clock = clock
         self.recorder = recorder
         self.labels = dict(labels)
+        self.auto_accept = auto_accept
 
     async def reconcile(self, name: str) -> Result | None:
         cluster = self.clusters.store.get(name)
@@ -54,10 +57,28 @@ class ManagedClusterController:
             return None
         if cluster["metadata"].get("deletionTimestamp"):
             return await self._finalize(cluster)
+        if self.auto_accept and wellknown.AUTO_ACCEPTED_ANNOTATION not in (
+            cluster["metadata"].get("annotations") or {}
+        ):
+            await self._auto_accept(cluster)
+            return None  # the patch brings the cluster back through the informer
         if (cluster.get("spec") or {}).get("hubAcceptsClient"):
             await self._accept(cluster)
             return None
         return await self._deny(cluster)
+
+    async def _auto_accept(self, cluster: Obj) -> None:
+        """Gate ManagedClusterAutoApproval: accept once; the annotation makes a later deny stick."""
+        stamp = timefmt.format_time(self.clock.now())
+        patch: Obj = {
+            "metadata": {
+                "resourceVersion": cluster["metadata"]["resourceVersion"],
+                "annotations": {wellknown.AUTO_ACCEPTED_ANNOTATION: stamp},
+            }
+        }
+        if not (cluster.get("spec") or {}).get("hubAcceptsClient"):
+            patch["spec"] = {"hubAcceptsClient": True}
+        await self.api.patch(kinds.MANAGED_CLUSTER, cluster["metadata"]["name"], patch)
 
     async def _accept(self, cluster: Obj) -> None:
         name = cluster["metadata"]["name"]

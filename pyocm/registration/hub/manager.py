@@ -84,7 +84,12 @@ def build_hub_manager(
     namespaced_bindings = manager.informer(kinds.ROLE_BINDING, labels=labelled)
 
     accept = ManagedClusterController(
-        api, clusters, clock=clock, recorder=recorder, labels=options.labels
+        api,
+        clusters,
+        clock=clock,
+        recorder=recorder,
+        labels=options.labels,
+        auto_accept=options.gate("ManagedClusterAutoApproval"),
     )
     controller = manager.controller("managedcluster", accept.reconcile)
     controller.watch(clusters)
