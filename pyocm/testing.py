@@ -46,7 +46,9 @@ class Identity:
 
 
 class HubProcess:
-    def __init__(self, data_dir: Path, *, port: int | None = None, extra_args: list[str] | None = None) -> None:
+    def __init__(
+        self, data_dir: Path, *, port: int | None = None, extra_args: list[str] | None = None
+    ) -> None:
         self.data_dir = Path(data_dir)
         self.port = port or free_port()
         self.extra_args = extra_args or []
@@ -70,9 +72,20 @@ class HubProcess:
         self.data_dir.mkdir(parents=True, exist_ok=True)
         log = self.log_path.open("ab")
         self._log_offset = log.tell()
-        cmd = [sys.executable, "-m", "pyocm", "hub", "--data-dir", str(self.data_dir),
-               "--listen", f"127.0.0.1:{self.port}", *self.extra_args]
-        self.proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+        cmd = [
+            sys.executable,
+            "-m",
+            "pyocm",
+            "hub",
+            "--data-dir",
+            str(self.data_dir),
+            "--listen",
+            f"127.0.0.1:{self.port}",
+            *self.extra_args,
+        ]
+        self.proc = subprocess.Popen(
+            cmd, stdout=log, stderr=subprocess.STDOUT, env={**os.environ, "PYTHONUNBUFFERED": "1"}
+        )
         log.close()
         self._wait_ready(timeout)
         return self
@@ -82,7 +95,7 @@ class HubProcess:
         while time.monotonic() < deadline:
             if self.proc is not None and self.proc.poll() is not None:
                 raise RuntimeError(f"hub exited with {self.proc.returncode}:\n{self.log()}")
-            if "pyocm hub listening on" in self.log()[self._log_offset:]:
+            if "pyocm hub listening on" in self.log()[self._log_offset :]:
                 return
             time.sleep(0.05)
         raise TimeoutError(f"hub not ready after {timeout}s:\n{self.log()}")
@@ -111,27 +124,45 @@ class HubProcess:
     def __enter__(self) -> HubProcess:
         return self.start()
 
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
         self.stop()
 
     def ca(self) -> CertificateAuthority:
         pki = self.data_dir / "pki"
-        return CertificateAuthority.load((pki / "ca.crt").read_bytes(), (pki / "ca.key").read_bytes())
+        return CertificateAuthority.load(
+            (pki / "ca.crt").read_bytes(), (pki / "ca.key").read_bytes()
+        )
 
-    def identity(self, user: str, groups: tuple[str, ...] = (), *, valid_for: timedelta = timedelta(days=1)) -> Identity:
-        cert, key = self.ca().issue_client(common_name=user, organizations=list(groups), valid_for=valid_for)
+    def identity(
+        self, user: str, groups: tuple[str, ...] = (), *, valid_for: timedelta = timedelta(days=1)
+    ) -> Identity:
+        cert, key = self.ca().issue_client(
+            common_name=user, organizations=list(groups), valid_for=valid_for
+        )
         folder = self.data_dir / "identities"
         folder.mkdir(exist_ok=True)
         safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in user)
         path = folder / f"{safe}.kubeconfig"
-        kubeconfig.write_kubeconfig(path, kubeconfig.build_kubeconfig(server=self.url, ca_pem=self.ca_pem, cert_pem=cert, key_pem=key))
+        kubeconfig.write_kubeconfig(
+            path,
+            kubeconfig.build_kubeconfig(
+                server=self.url, ca_pem=self.ca_pem, cert_pem=cert, key_pem=key
+            ),
+        )
         return Identity(user=user, groups=groups, kubeconfig=path, cert=cert, key=key)
 
     def token_kubeconfig(self, name: str, token: str) -> Path:
         folder = self.data_dir / "identities"
         folder.mkdir(exist_ok=True)
         path = folder / f"{name}.kubeconfig"
-        kubeconfig.write_kubeconfig(path, kubeconfig.build_kubeconfig(server=self.url, ca_pem=self.ca_pem, token=token))
+        kubeconfig.write_kubeconfig(
+            path, kubeconfig.build_kubeconfig(server=self.url, ca_pem=self.ca_pem, token=token)
+        )
         return path
 
 
@@ -171,7 +202,9 @@ class Client:
         data = raw if raw is not None else (orjson.dumps(body) if body is not None else None)
         hdrs = {"Content-Type": content_type} if data is not None else {}
         hdrs.update(headers or {})
-        async with self.session.request(method, path, data=data, headers=hdrs, params=params, ssl=self._ssl) as resp:
+        async with self.session.request(
+            method, path, data=data, headers=hdrs, params=params, ssl=self._ssl
+        ) as resp:
             text = await resp.read()
             try:
                 return resp.status, orjson.loads(text) if text else None
@@ -187,7 +220,9 @@ class Client:
     async def put(self, path: str, body: Any, **kw: Any) -> tuple[int, Any]:
         return await self.request("PUT", path, body=body, **kw)
 
-    async def patch(self, path: str, body: Any, *, patch_type: str = "merge", **kw: Any) -> tuple[int, Any]:
+    async def patch(
+        self, path: str, body: Any, *, patch_type: str = "merge", **kw: Any
+    ) -> tuple[int, Any]:
         types = {
             "merge": "application/merge-patch+json",
             "json": "application/json-patch+json",
@@ -198,7 +233,9 @@ class Client:
     async def delete(self, path: str, body: Any = None, **kw: Any) -> tuple[int, Any]:
         return await self.request("DELETE", path, body=body, **kw)
 
-    async def watch_lines(self, path: str, *, params: dict[str, str], limit: int, timeout: float = 10.0) -> list[dict[str, Any]]:
+    async def watch_lines(
+        self, path: str, *, params: dict[str, str], limit: int, timeout: float = 10.0
+    ) -> list[dict[str, Any]]:
         """Open a watch and collect up to ``limit`` events (or until ``timeout``)."""
         import asyncio
 

@@ -68,7 +68,10 @@ def set_condition(
         if existing.get(key) != value:
             existing[key] = value
             changed = True
-    if observed_generation is not None and existing.get("observedGeneration") != observed_generation:
+    if (
+        observed_generation is not None
+        and existing.get("observedGeneration") != observed_generation
+    ):
         existing["observedGeneration"] = observed_generation
         changed = True
     return changed

@@ -27,7 +27,12 @@ CLIENT_SIGNER = "kubernetes.io/kube-apiserver-client"
 
 
 def default_plugins(state: ServerState) -> list[Plugin]:
-    return [NamespaceLifecycle(state), CertificateSubjectRestriction(), CertificateApproval(state), RbacEscalation(state)]
+    return [
+        NamespaceLifecycle(state),
+        CertificateSubjectRestriction(),
+        CertificateApproval(state),
+        RbacEscalation(state),
+    ]
 
 
 class NamespaceLifecycle(BasePlugin):
@@ -46,7 +51,8 @@ class NamespaceLifecycle(BasePlugin):
             if request.name in IMMORTAL_NAMESPACES:
                 raise status.forbidden_error(
                     message=f'namespaces "{request.name}" is forbidden: this namespace may not be deleted',
-                    resource="namespaces", name=request.name,
+                    resource="namespaces",
+                    name=request.name,
                 )
             return
         ns_info = self._state.catalog.get("", "v1", "namespaces")
@@ -55,19 +61,35 @@ class NamespaceLifecycle(BasePlugin):
             ns = await self._state.store.get(ns_info, namespace="", name=request.namespace)
         except status.ApiError as err:
             if err.reason == "NotFound":
-                raise status.not_found(resource="namespaces", group="", name=request.namespace) from None
+                raise status.not_found(
+                    resource="namespaces", group="", name=request.namespace
+                ) from None
             raise
-        if ns.get("metadata", {}).get("deletionTimestamp") or (ns.get("status") or {}).get("phase") == "Terminating":
+        if (
+            ns.get("metadata", {}).get("deletionTimestamp")
+            or (ns.get("status") or {}).get("phase") == "Terminating"
+        ):
             message = f"unable to create new content in namespace {request.namespace} because it is being terminated"
             raise status.forbidden_error(
                 message=f'{status.qualified(request.resource.plural, request.resource.group)} "{request.name}" is forbidden: {message}',
-                resource=request.resource.plural, group=request.resource.group, name=request.name,
-                causes=[{"reason": "NamespaceTerminating", "message": message, "field": "metadata.namespace"}],
+                resource=request.resource.plural,
+                group=request.resource.group,
+                name=request.name,
+                causes=[
+                    {
+                        "reason": "NamespaceTerminating",
+                        "message": message,
+                        "field": "metadata.namespace",
+                    }
+                ],
             )
 
 
 def _is_csr(request: Request) -> bool:
-    return request.resource.group == "certificates.k8s.io" and request.resource.plural == "certificatesigningrequests"
+    return (
+        request.resource.group == "certificates.k8s.io"
+        and request.resource.plural == "certificatesigningrequests"
+    )
 
 
 class CertificateSubjectRestriction(BasePlugin):
@@ -88,8 +110,10 @@ class CertificateSubjectRestriction(BasePlugin):
         if masters:
             raise status.forbidden_error(
                 message=f'certificatesigningrequests.certificates.k8s.io "{request.name}" is forbidden: '
-                f'use of kubernetes.io/kube-apiserver-client signer with system:masters group is not allowed',
-                resource="certificatesigningrequests", group="certificates.k8s.io", name=request.name,
+                f"use of kubernetes.io/kube-apiserver-client signer with system:masters group is not allowed",
+                resource="certificatesigningrequests",
+                group="certificates.k8s.io",
+                name=request.name,
             )
 
 
@@ -102,25 +126,37 @@ class CertificateApproval(BasePlugin):
         self._state = state
 
     def handles(self, request: Request) -> bool:
-        return _is_csr(request) and request.operation is Operation.UPDATE and request.subresource in ("approval", "status")
+        return (
+            _is_csr(request)
+            and request.operation is Operation.UPDATE
+            and request.subresource in ("approval", "status")
+        )
 
     async def validate(self, request: Request) -> None:
         verb = "approve" if request.subresource == "approval" else "sign"
-        if verb == "sign" and (request.obj or {}).get("status", {}).get("certificate") == (request.old or {}).get("status", {}).get("certificate"):
+        if verb == "sign" and (request.obj or {}).get("status", {}).get("certificate") == (
+            request.old or {}
+        ).get("status", {}).get("certificate"):
             return
         signer_name = str(((request.old or {}).get("spec") or {}).get("signerName") or "")
         domain = signer_name.split("/", 1)[0]
         for name in (signer_name, f"{domain}/*"):
             attrs = Attributes(
-                user=request.ctx.user, verb=verb, resource_request=True, api_group="certificates.k8s.io",
-                resource="signers", name=name,
+                user=request.ctx.user,
+                verb=verb,
+                resource_request=True,
+                api_group="certificates.k8s.io",
+                resource="signers",
+                name=name,
             )
             if authorizer.authorize(self._state.rbac, attrs).allowed:
                 return
         raise status.forbidden_error(
             message=f'certificatesigningrequests.certificates.k8s.io "{request.name}" is forbidden: '
             f'user not permitted to {verb} requests with signerName "{signer_name}"',
-            resource="certificatesigningrequests", group="certificates.k8s.io", name=request.name,
+            resource="certificatesigningrequests",
+            group="certificates.k8s.io",
+            name=request.name,
         )
 
 
@@ -144,11 +180,19 @@ class RbacEscalation(BasePlugin):
         assert request.obj is not None
         if plural in self._ROLES:
             escalation.check_role_write(
-                self._state.rbac, user=request.ctx.user, kind=self._ROLES[plural],
-                namespace=request.namespace, new=request.obj, old=request.old,
+                self._state.rbac,
+                user=request.ctx.user,
+                kind=self._ROLES[plural],
+                namespace=request.namespace,
+                new=request.obj,
+                old=request.old,
             )
         elif plural in self._BINDINGS:
             escalation.check_binding_write(
-                self._state.rbac, user=request.ctx.user, kind=self._BINDINGS[plural],
-                namespace=request.namespace, new=request.obj, old=request.old,
+                self._state.rbac,
+                user=request.ctx.user,
+                kind=self._BINDINGS[plural],
+                namespace=request.namespace,
+                new=request.obj,
+                old=request.old,
             )

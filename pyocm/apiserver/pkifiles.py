@@ -50,7 +50,9 @@ def load_or_create(config: ServerConfig) -> HubPki:
         _write(serving_key, key_pem)
     admin_cert, admin_key = pki / "admin.crt", pki / "admin.key"
     if not admin_cert.exists() or _expires_soon(admin_cert.read_bytes()):
-        cert_pem, key_pem = ca.issue_client(common_name=ADMIN_USER, organizations=[MASTERS], valid_for=LEAF_VALIDITY)
+        cert_pem, key_pem = ca.issue_client(
+            common_name=ADMIN_USER, organizations=[MASTERS], valid_for=LEAF_VALIDITY
+        )
         _write(admin_cert, cert_pem)
         _write(admin_key, key_pem)
     sa_path = pki / "sa.key"

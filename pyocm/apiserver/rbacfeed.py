@@ -47,7 +47,11 @@ class RbacFeed:
             obj = codec.decode(event.kv)
             if event.type is EventType.DELETE:
                 meta = obj.get("metadata") or {}
-                self._index.delete(kind, namespace=str(meta.get("namespace") or ""), name=str(meta.get("name") or ""))
+                self._index.delete(
+                    kind,
+                    namespace=str(meta.get("namespace") or ""),
+                    name=str(meta.get("name") or ""),
+                )
             else:
                 self._index.upsert(kind, obj)
 

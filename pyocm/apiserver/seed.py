@@ -30,7 +30,11 @@ async def seed(state: ServerState, *, server_url: str) -> None:
     for name in NAMESPACES:
         await ensure(state, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
     for obj in bootstrap_policy.bootstrap_objects():
-        await ensure(state, obj, reconcile=obj.get("metadata", {}).get("annotations", {}).get(AUTOUPDATE) == "true")
+        await ensure(
+            state,
+            obj,
+            reconcile=obj.get("metadata", {}).get("annotations", {}).get(AUTOUPDATE) == "true",
+        )
     await ensure(state, cluster_info(state, server_url=server_url), reconcile=True)
 
 
@@ -40,7 +44,9 @@ def cluster_info(state: ServerState, *, server_url: str) -> Obj:
     config = {
         "apiVersion": "v1",
         "kind": "Config",
-        "clusters": [{"name": "", "cluster": {"server": server_url, "certificate-authority-data": ca}}],
+        "clusters": [
+            {"name": "", "cluster": {"server": server_url, "certificate-authority-data": ca}}
+        ],
         "contexts": [],
         "current-context": "",
         "preferences": {},

@@ -58,7 +58,9 @@ class HubServer:
         self.config.data_dir.mkdir(parents=True, exist_ok=True)
         pki = pkifiles.load_or_create(self.config)
         url = self.config.storage_url
-        options = {"synchronous": self.config.sqlite_synchronous} if url.startswith("sqlite:") else {}
+        options = (
+            {"synchronous": self.config.sqlite_synchronous} if url.startswith("sqlite:") else {}
+        )
         backend = open_backend(url, **options)
         await backend.start()
         catalog = Catalog()
@@ -73,14 +75,19 @@ class HubServer:
             config=self.config,
             store=store,
             catalog=catalog,
-            authenticator=Authenticator(backend=backend, sa_public_key=pki.sa_key.public_key(), issuer=issuer),
+            authenticator=Authenticator(
+                backend=backend, sa_public_key=pki.sa_key.public_key(), issuer=issuer
+            ),
             rbac=rbac,
             ca=pki.ca,
             sa_private_key=pki.sa_key,
             issuer=issuer,
             version=_version(self.config.kube_version),
         )
-        for plugin in [*admission_plugins.default_plugins(self.state), *ocm.ocm_plugins(self.state)]:
+        for plugin in [
+            *admission_plugins.default_plugins(self.state),
+            *ocm.ocm_plugins(self.state),
+        ]:
             chain.add(plugin)
         crd_info = catalog.get("apiextensions.k8s.io", "v1", "customresourcedefinitions")
         assert crd_info is not None
@@ -95,7 +102,9 @@ class HubServer:
         app = web.Application(client_max_size=0, handler_args={"max_field_size": 65536})
         app[STATE] = self.state
         app.router.add_route("*", "/{tail:.*}", dispatch.handle)
-        self._runner = web.AppRunner(app, handler_cancellation=True, access_log=None, shutdown_timeout=2.0)
+        self._runner = web.AppRunner(
+            app, handler_cancellation=True, access_log=None, shutdown_timeout=2.0
+        )
         await self._runner.setup()
         site = web.SockSite(self._runner, sock, ssl_context=self._tls(pki), backlog=4096)
         await site.start()
@@ -108,7 +117,9 @@ class HubServer:
             sock.bind((self.config.host, self.config.port))
         except OSError as err:
             sock.close()
-            raise OSError(f"cannot listen on {self.config.host}:{self.config.port}: {err.strerror}") from None
+            raise OSError(
+                f"cannot listen on {self.config.host}:{self.config.port}: {err.strerror}"
+            ) from None
         sock.listen(4096)
         sock.setblocking(False)
         return sock
@@ -123,7 +134,10 @@ class HubServer:
 
     def _write_admin_kubeconfig(self, pki: pkifiles.HubPki) -> None:
         config = kubeconfig.build_kubeconfig(
-            server=self.url, ca_pem=pki.ca.cert_pem, cert_pem=pki.admin_cert_pem, key_pem=pki.admin_key_pem
+            server=self.url,
+            ca_pem=pki.ca.cert_pem,
+            cert_pem=pki.admin_cert_pem,
+            key_pem=pki.admin_key_pem,
         )
         kubeconfig.write_kubeconfig(self.config.admin_kubeconfig, config)
 

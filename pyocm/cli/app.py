@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from pyocm.cli import agent, clusters, controller, hub, token, unjoin, up
+from pyocm.cli import agent, bench, clusters, controller, hub, token, unjoin, up
 
 app = typer.Typer(
     name="pyocm",
@@ -25,6 +25,7 @@ get = typer.Typer(help="Show hub objects: token, clusters.", no_args_is_help=Tru
 get.command("token")(token.get_token)
 get.command("clusters")(clusters.get_clusters)
 app.add_typer(get, name="get")
+app.add_typer(bench.app, name="bench")
 
 
 @app.callback()

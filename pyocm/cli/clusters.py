@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -14,10 +13,8 @@ from rich.table import Table
 from pyocm.api import conditions, wellknown
 from pyocm.cli.common import KUBECONFIG_HELP, connect, fail, run
 from pyocm.kube import timefmt
-from pyocm.kube.status import ApiError
-from pyocm.registration.hub.csrapproval import validate
+from pyocm.registration.hub.accept import AcceptError, accept_cluster, find_cluster
 from pyocm.runtime import kinds
-from pyocm.runtime.client import Api
 
 Obj = dict[str, Any]
 
@@ -49,70 +46,13 @@ async def _accept_all(
 ) -> None:
     async with connect(kubeconfig) as api:
         for name in names:
-            approved = await accept_cluster(api, name, wait=wait, timeout=timeout)
+            try:
+                approved = await accept_cluster(api, name, wait=wait, timeout=timeout)
+            except AcceptError as err:
+                fail(str(err))
             typer.echo(
                 f"accepted {name}" + (f" (approved {', '.join(approved)})" if approved else "")
             )
-
-
-async def accept_cluster(
-    api: Api, name: str, *, wait: bool = False, timeout: float = 60.0
-) -> list[str]:
-    """Approve ``name``'s valid pending CSRs and set ``hubAcceptsClient``; return the CSRs approved."""
-    deadline = asyncio.get_running_loop().time() + timeout
-    while True:
-        requests = await _join_csrs(api, name)
-        pending = [csr for csr in requests if not (csr.get("status") or {}).get("conditions")]
-        if pending or len(pending) < len(requests):
-            break  # something to approve, or it was approved before
-        if not wait:
-            if await _cluster(api, name) is not None:
-                break
-            fail(
-                f"cluster {name} has not asked to join this hub (no ManagedCluster, no pending CSR); "
-                "is its agent running? Use --wait to wait for it"
-            )
-        if asyncio.get_running_loop().time() > deadline:
-            fail(f"cluster {name} did not ask to join within {timeout:.0f}s")
-        await asyncio.sleep(0.2)
-    approved = []
-    for csr in pending:
-        csr.setdefault("status", {})["conditions"] = [
-            {
-                "type": "Approved",
-                "status": "True",
-                "reason": "AutoApprovedByPyocmAccept",
-                "message": "Approved by pyocm accept",
-                "lastUpdateTime": timefmt.format_time(datetime.now(UTC)),
-            }
-        ]
-        await api.update(kinds.CSR, csr, subresource="approval")
-        approved.append(csr["metadata"]["name"])
-    await _wait_for_cluster(api, name, deadline)
-    await api.patch(kinds.MANAGED_CLUSTER, name, {"spec": {"hubAcceptsClient": True}})
-    return approved
-
-
-async def _join_csrs(api: Api, name: str) -> list[Obj]:
-    """The cluster's agent CSRs that pass the hub's subject checks (decided or not)."""
-    listed = await api.list(kinds.CSR, labels=f"{wellknown.CLUSTER_NAME_LABEL}={name}")
-    return [csr for csr in listed.get("items") or [] if validate(csr) == name]
-
-
-async def _cluster(api: Api, name: str) -> Obj | None:
-    try:
-        return await api.get(kinds.MANAGED_CLUSTER, name)
-    except ApiError as err:
-        if err.code == 404:
-            return None
-        raise
-
-
-async def _wait_for_cluster(api: Api, name: str, deadline: float) -> None:
-    while await _cluster(api, name) is None:
-        if asyncio.get_running_loop().time() > deadline:
-            fail(f"cluster {name} has a join request but no ManagedCluster yet")
-        await asyncio.sleep(0.1)
 
 
 def deny(
@@ -128,7 +68,7 @@ def deny(
 async def _deny(kubeconfig: Path | None, names: list[str]) -> None:
     async with connect(kubeconfig) as api:
         for name in names:
-            if await _cluster(api, name) is None:
+            if await find_cluster(api, name) is None:
                 fail(f"no managed cluster named {name}")
             await api.patch(kinds.MANAGED_CLUSTER, name, {"spec": {"hubAcceptsClient": False}})
             typer.echo(f"denied {name}")

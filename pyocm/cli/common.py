@@ -15,6 +15,7 @@ import typer
 from pyocm.apiserver.config import default_data_dir
 from pyocm.kube.status import ApiError
 from pyocm.registration.agent.errors import AgentError
+from pyocm.registration.hub.accept import AcceptError
 from pyocm.runtime.client import Api, ApiConnectionError
 
 T = TypeVar("T")
@@ -57,7 +58,7 @@ def run(work: Coroutine[Any, Any, T]) -> T:
         return asyncio.run(work)
     except ApiConnectionError as err:
         fail(str(err))
-    except AgentError as err:
+    except (AgentError, AcceptError) as err:
         fail(str(err))
     except ApiError as err:
         fail(f"{err.message} ({err.reason})")

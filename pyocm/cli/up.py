@@ -20,7 +20,7 @@ from rich.table import Table
 from pyocm.apiserver.config import ServerConfig, parse_listen
 from pyocm.apiserver.server import HubServer
 from pyocm.cli.agent import _until_signal
-from pyocm.cli.clusters import accept_cluster, cluster_rows
+from pyocm.cli.clusters import cluster_rows
 from pyocm.cli.common import fail, run, setup_logging
 from pyocm.local import crdinstall
 from pyocm.local.embedded import EmbeddedCluster
@@ -28,6 +28,7 @@ from pyocm.pki.kubeconfig import build_kubeconfig
 from pyocm.registration import bootstraptoken
 from pyocm.registration.agent.agent import AgentOptions, RegistrationAgent
 from pyocm.registration.agent.managed import KubeManagedSide
+from pyocm.registration.hub.accept import accept_cluster
 from pyocm.registration.hub.manager import HubOptions, build_hub_manager
 from pyocm.runtime import kinds
 from pyocm.runtime.client import Api
@@ -68,44 +69,43 @@ async def _up(root: Path, host: str, port: int, count: int) -> None:
     await server.start()
     fleet: list[EmbeddedCluster] = []
     tasks: list[asyncio.Task[object]] = []
+    api = Api.from_kubeconfig(server.config.admin_kubeconfig)
     try:
-        async with Api.from_kubeconfig(server.config.admin_kubeconfig) as api:
-            await crdinstall.install(api, crdinstall.ocm_crds())
-            tasks.append(asyncio.create_task(build_hub_manager(api, options=HubOptions()).run()))
-            typer.echo(f"hub listening on {server.url}")
-            typer.echo(f"admin kubeconfig: {server.config.admin_kubeconfig}")
-            token = bootstraptoken.generate()
-            await api.create(
-                kinds.SECRET, bootstraptoken.token_secret(token, now=datetime.now(UTC))
+        await crdinstall.install(api, crdinstall.ocm_crds())
+        tasks.append(asyncio.create_task(build_hub_manager(api, options=HubOptions()).run()))
+        typer.echo(f"hub listening on {server.url}")
+        typer.echo(f"admin kubeconfig: {server.config.admin_kubeconfig}")
+        token = bootstraptoken.generate()
+        await api.create(kinds.SECRET, bootstraptoken.token_secret(token, now=datetime.now(UTC)))
+        bootstrap = build_kubeconfig(server=server.url, ca_pem=_ca(server), token=str(token))
+        names = [f"cluster{index}" for index in range(1, count + 1)]
+        for name in names:
+            cluster = EmbeddedCluster(name=name, data_dir=root / "clusters" / name)
+            await cluster.start()
+            fleet.append(cluster)
+            agent = RegistrationAgent(
+                bootstrap=bootstrap,
+                managed=KubeManagedSide(cluster.api),
+                options=AgentOptions(cluster_name=name),
+                on_state=_reporter(name),
             )
-            bootstrap = build_kubeconfig(server=server.url, ca_pem=_ca(server), token=str(token))
-            names = [f"cluster{index}" for index in range(1, count + 1)]
-            for name in names:
-                cluster = EmbeddedCluster(name=name, data_dir=root / "clusters" / name)
-                await cluster.start()
-                fleet.append(cluster)
-                agent = RegistrationAgent(
-                    bootstrap=bootstrap,
-                    managed=KubeManagedSide(cluster.api),
-                    options=AgentOptions(cluster_name=name),
-                    on_state=_reporter(name),
-                )
-                tasks.append(asyncio.create_task(agent.run()))
-            for name in names:
-                await accept_cluster(api, name, wait=True, timeout=60)
-            await _wait_available(api, names)
-            _show(list((await api.list_all(kinds.MANAGED_CLUSTER)).get("items") or []))
-            typer.echo("")
-            typer.echo("Try:")
-            typer.echo(f"  export KUBECONFIG={server.config.admin_kubeconfig}")
-            typer.echo("  kubectl get managedclusters")
-            typer.echo("  pyocm get clusters")
-            typer.echo("Press Ctrl-C to stop.")
-            await asyncio.gather(*tasks)
+            tasks.append(asyncio.create_task(agent.run()))
+        for name in names:
+            await accept_cluster(api, name, wait=True, timeout=60)
+        await _wait_available(api, names)
+        _show(list((await api.list_all(kinds.MANAGED_CLUSTER)).get("items") or []))
+        typer.echo("")
+        typer.echo("Try:")
+        typer.echo(f"  export KUBECONFIG={server.config.admin_kubeconfig}")
+        typer.echo("  kubectl get managedclusters")
+        typer.echo("  pyocm get clusters")
+        typer.echo("Press Ctrl-C to stop.")
+        await asyncio.gather(*tasks)
     finally:
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
+        await api.close()
         for cluster in fleet:
             await cluster.stop()
         await server.stop()

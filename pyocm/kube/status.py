@@ -49,7 +49,10 @@ class FieldError:
 
     def message(self) -> str:
         parts = [f"{self.field}: {self.type.label}" if self.field else self.type.label]
-        if self.value is not _NO_VALUE and self.type not in (ErrorType.REQUIRED, ErrorType.FORBIDDEN):
+        if self.value is not _NO_VALUE and self.type not in (
+            ErrorType.REQUIRED,
+            ErrorType.FORBIDDEN,
+        ):
             parts.append(_render_value(self.value))
         if self.detail:
             parts.append(self.detail)
@@ -155,7 +158,9 @@ def not_found(*, resource: str, group: str, name: str) -> ApiError:
 
 
 def path_not_found() -> ApiError:
-    return ApiError(code=404, reason="NotFound", message="the server could not find the requested resource")
+    return ApiError(
+        code=404, reason="NotFound", message="the server could not find the requested resource"
+    )
 
 
 def already_exists(*, resource: str, group: str, name: str) -> ApiError:
@@ -168,7 +173,10 @@ def already_exists(*, resource: str, group: str, name: str) -> ApiError:
 
 
 def conflict(*, resource: str, group: str, name: str, detail: str = "") -> ApiError:
-    detail = detail or "the object has been modified; please apply your changes to the latest version and try again"
+    detail = (
+        detail
+        or "the object has been modified; please apply your changes to the latest version and try again"
+    )
     return ApiError(
         code=409,
         reason="Conflict",
@@ -178,11 +186,20 @@ def conflict(*, resource: str, group: str, name: str, detail: str = "") -> ApiEr
 
 
 def invalid_object(*, kind: str, group: str, name: str, errors: list[FieldError]) -> ApiError:
-    summary = errors[0].message() if len(errors) == 1 else "[" + ", ".join(e.message() for e in errors) + "]"
+    summary = (
+        errors[0].message()
+        if len(errors) == 1
+        else "[" + ", ".join(e.message() for e in errors) + "]"
+    )
     qualified_kind = f"{kind}.{group}" if group else kind
     details = _details(name=name, group=group, kind=kind)
     details["causes"] = [e.cause() for e in errors]
-    return ApiError(code=422, reason="Invalid", message=f'{qualified_kind} "{name}" is invalid: {summary}', details=details)
+    return ApiError(
+        code=422,
+        reason="Invalid",
+        message=f'{qualified_kind} "{name}" is invalid: {summary}',
+        details=details,
+    )
 
 
 def bad_request(message: str) -> ApiError:
@@ -190,7 +207,12 @@ def bad_request(message: str) -> ApiError:
 
 
 def forbidden_error(
-    *, message: str, resource: str = "", group: str = "", name: str = "", causes: list[dict[str, str]] | None = None
+    *,
+    message: str,
+    resource: str = "",
+    group: str = "",
+    name: str = "",
+    causes: list[dict[str, str]] | None = None,
 ) -> ApiError:
     details: dict[str, Any] | None = None
     if resource or name or causes:
@@ -208,7 +230,9 @@ def method_not_allowed(verb: str, resource: str) -> ApiError:
     return ApiError(
         code=405,
         reason="MethodNotAllowed",
-        message=f"{verb} is not supported on resources of kind {resource!r}" if resource else f"{verb} is not supported",
+        message=f"{verb} is not supported on resources of kind {resource!r}"
+        if resource
+        else f"{verb} is not supported",
     )
 
 
@@ -222,7 +246,11 @@ def unsupported_media_type(content_type: str, accepted: list[str]) -> ApiError:
 
 
 def too_large(limit: int) -> ApiError:
-    return ApiError(code=413, reason="RequestEntityTooLarge", message=f"Request entity too large: limit is {limit}")
+    return ApiError(
+        code=413,
+        reason="RequestEntityTooLarge",
+        message=f"Request entity too large: limit is {limit}",
+    )
 
 
 def gone(message: str) -> ApiError:
@@ -230,7 +258,9 @@ def gone(message: str) -> ApiError:
 
 
 def timeout(message: str, *, causes: list[dict[str, str]] | None = None) -> ApiError:
-    return ApiError(code=504, reason="Timeout", message=message, details={"causes": causes} if causes else None)
+    return ApiError(
+        code=504, reason="Timeout", message=message, details={"causes": causes} if causes else None
+    )
 
 
 def internal(message: str) -> ApiError:
@@ -241,4 +271,10 @@ def success(*, name: str, group: str, kind: str, uid: str = "") -> dict[str, Any
     details = _details(name=name, group=group, kind=kind)
     if uid:
         details["uid"] = uid
-    return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "details": details}
+    return {
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Success",
+        "details": details,
+    }

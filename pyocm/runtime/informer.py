@@ -99,10 +99,10 @@ class Informer:
                 except ApiError as err:
                     if err.code != 410:
                         failures += 1
-                        log.warning("%s: %s; listing again", self.kind, err.message)
+                        log.log(_level(failures), "%s: %s; listing again", self.kind, err.message)
                 except ApiConnectionError as err:
                     failures += 1
-                    log.warning("%s: %s", self.kind, err)
+                    log.log(_level(failures), "%s: %s", self.kind, err)
                 if failures:
                     await self._clock.sleep(min(0.2 * 2 ** (failures - 1), 30.0))
         finally:
@@ -161,6 +161,11 @@ class Informer:
             for obj in self.store.objects():
                 for handler in self._handlers:
                     handler(Change(obj, obj))
+
+
+def _level(failures: int) -> int:
+    """A failure or two is routine (RBAC granted a moment later, a server restarting); more is news."""
+    return logging.WARNING if failures >= 3 else logging.INFO
 
 
 def _version(obj: Obj) -> str | None:

@@ -58,7 +58,7 @@ class CrdController:
         for event in events:
             if not event.kv.key.startswith(self._prefix):
                 continue
-            name = event.kv.key[len(self._prefix):]
+            name = event.kv.key[len(self._prefix) :]
             if event.type is EventType.DELETE:
                 self._catalog.remove_owned_by(name)
                 continue
@@ -86,7 +86,9 @@ class CrdController:
         names = spec.get("names") or {}
         for version in spec.get("versions") or []:
             existing = self._catalog.get(group, version.get("name", ""), names.get("plural", ""))
-            if existing is not None and not isinstance(existing.strategy, customresource.CustomResourceStrategy):
+            if existing is not None and not isinstance(
+                existing.strategy, customresource.CustomResourceStrategy
+            ):
                 return f'"{names.get("plural")}" is already in use'
         return ""
 
@@ -122,19 +124,33 @@ class CrdController:
         conditions = {c.get("type"): c for c in old.get("conditions") or []}
         names_ok = "True" if not conflict else "False"
         wanted_conditions = [
-            _condition(conditions.get("NamesAccepted"), "NamesAccepted", names_ok,
-                       "NoConflicts" if not conflict else "NameConflict",
-                       conflict or "no conflicts found"),
-            _condition(conditions.get("Established"), "Established", names_ok,
-                       "InitialNamesAccepted" if not conflict else "NotAccepted",
-                       "the initial names have been accepted" if not conflict else "not all names are accepted"),
+            _condition(
+                conditions.get("NamesAccepted"),
+                "NamesAccepted",
+                names_ok,
+                "NoConflicts" if not conflict else "NameConflict",
+                conflict or "no conflicts found",
+            ),
+            _condition(
+                conditions.get("Established"),
+                "Established",
+                names_ok,
+                "InitialNamesAccepted" if not conflict else "NotAccepted",
+                "the initial names have been accepted"
+                if not conflict
+                else "not all names are accepted",
+            ),
         ]
         stored = list(old.get("storedVersions") or [])
         storage = customresource.storage_version(crd)
         if storage and storage not in stored:
             stored.append(storage)
         names = dict(spec.get("names") or {})
-        return {"conditions": wanted_conditions, "acceptedNames": names if not conflict else old.get("acceptedNames", {}), "storedVersions": stored}
+        return {
+            "conditions": wanted_conditions,
+            "acceptedNames": names if not conflict else old.get("acceptedNames", {}),
+            "storedVersions": stored,
+        }
 
     async def _cleanup(self, crd: Obj) -> None:
         name = crd["metadata"]["name"]
@@ -143,7 +159,9 @@ class CrdController:
             for item in items:
                 ctx = Context(user=SYSTEM, namespace=item["metadata"].get("namespace", ""))
                 with contextlib.suppress(status.ApiError):
-                    await self._store.delete(info, name=item["metadata"]["name"], ctx=ctx, options=DeleteOptions())
+                    await self._store.delete(
+                        info, name=item["metadata"]["name"], ctx=ctx, options=DeleteOptions()
+                    )
             _, left = await self._store.list(info, namespace="")
             if left:
                 await asyncio.sleep(1.0)
@@ -155,6 +173,17 @@ class CrdController:
 
 
 def _condition(old: Obj | None, kind: str, value: str, reason: str, message: str) -> Obj:
-    if old and old.get("status") == value and old.get("reason") == reason and old.get("message") == message:
+    if (
+        old
+        and old.get("status") == value
+        and old.get("reason") == reason
+        and old.get("message") == message
+    ):
         return old
-    return {"type": kind, "status": value, "lastTransitionTime": timefmt.now_rfc3339(), "reason": reason, "message": message}
+    return {
+        "type": kind,
+        "status": value,
+        "lastTransitionTime": timefmt.now_rfc3339(),
+        "reason": reason,
+        "message": message,
+    }

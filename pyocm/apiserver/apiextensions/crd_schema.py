@@ -43,22 +43,82 @@ _UNSUPPORTED = ("id", "additionalItems", "patternProperties", "definitions", "de
 # JSONSchemaProps fields in declaration order (kube-apiserver reports the first offender
 # at the root of a schema with the status subresource), and those it allows there.
 _ROOT_FIELD_ORDER = (
-    "id", "$schema", "$ref", "description", "type", "nullable", "format", "title", "default", "maximum",
-    "exclusiveMaximum", "minimum", "exclusiveMinimum", "maxLength", "minLength", "pattern", "maxItems",
-    "minItems", "uniqueItems", "multipleOf", "enum", "maxProperties", "minProperties", "required", "items",
-    "allOf", "oneOf", "anyOf", "not", "properties", "additionalProperties", "patternProperties",
-    "dependencies", "additionalItems", "definitions", "externalDocs", "example",
-    "x-kubernetes-preserve-unknown-fields", "x-kubernetes-embedded-resource", "x-kubernetes-int-or-string",
-    "x-kubernetes-list-map-keys", "x-kubernetes-list-type", "x-kubernetes-map-type", "x-kubernetes-validations",
+    "id",
+    "$schema",
+    "$ref",
+    "description",
+    "type",
+    "nullable",
+    "format",
+    "title",
+    "default",
+    "maximum",
+    "exclusiveMaximum",
+    "minimum",
+    "exclusiveMinimum",
+    "maxLength",
+    "minLength",
+    "pattern",
+    "maxItems",
+    "minItems",
+    "uniqueItems",
+    "multipleOf",
+    "enum",
+    "maxProperties",
+    "minProperties",
+    "required",
+    "items",
+    "allOf",
+    "oneOf",
+    "anyOf",
+    "not",
+    "properties",
+    "additionalProperties",
+    "patternProperties",
+    "dependencies",
+    "additionalItems",
+    "definitions",
+    "externalDocs",
+    "example",
+    "x-kubernetes-preserve-unknown-fields",
+    "x-kubernetes-embedded-resource",
+    "x-kubernetes-int-or-string",
+    "x-kubernetes-list-map-keys",
+    "x-kubernetes-list-type",
+    "x-kubernetes-map-type",
+    "x-kubernetes-validations",
 )
-_ROOT_ALLOWED = frozenset((
-    "description", "type", "format", "title", "maximum", "exclusiveMaximum", "minimum", "exclusiveMinimum",
-    "maxLength", "minLength", "pattern", "maxItems", "minItems", "uniqueItems", "multipleOf", "required",
-    "items", "properties", "externalDocs", "example", "x-kubernetes-preserve-unknown-fields", "x-kubernetes-validations",
-))
-_ROOT_ALLOWED_GO = ("[Description Type Format Title Maximum ExclusiveMaximum Minimum ExclusiveMinimum MaxLength "
-                    "MinLength Pattern MaxItems MinItems UniqueItems MultipleOf Required Items Properties "
-                    "ExternalDocs Example XPreserveUnknownFields XValidations]")
+_ROOT_ALLOWED = frozenset(
+    (
+        "description",
+        "type",
+        "format",
+        "title",
+        "maximum",
+        "exclusiveMaximum",
+        "minimum",
+        "exclusiveMinimum",
+        "maxLength",
+        "minLength",
+        "pattern",
+        "maxItems",
+        "minItems",
+        "uniqueItems",
+        "multipleOf",
+        "required",
+        "items",
+        "properties",
+        "externalDocs",
+        "example",
+        "x-kubernetes-preserve-unknown-fields",
+        "x-kubernetes-validations",
+    )
+)
+_ROOT_ALLOWED_GO = (
+    "[Description Type Format Title Maximum ExclusiveMaximum Minimum ExclusiveMinimum MaxLength "
+    "MinLength Pattern MaxItems MinItems UniqueItems MultipleOf Required Items Properties "
+    "ExternalDocs Example XPreserveUnknownFields XValidations]"
+)
 _TYPES = ["array", "boolean", "integer", "number", "object", "string"]
 _META = ("metadata", "kind", "apiVersion")
 
@@ -69,7 +129,9 @@ def _d(value: Any) -> dict[str, Any]:
 
 def has_default(raw: Any) -> bool:
     """Whether the schema sets a default anywhere, value validations included."""
-    return isinstance(raw, dict) and ("default" in raw or any(has_default(s) for s, _ in _children(raw, "")))
+    return isinstance(raw, dict) and (
+        "default" in raw or any(has_default(s) for s, _ in _children(raw, ""))
+    )
 
 
 def schema_errors(raw: Any, path: str, *, status_enabled: bool) -> list[FieldError]:
@@ -117,13 +179,24 @@ def _children(raw: dict[str, Any], path: str) -> list[tuple[dict[str, Any], str]
     return out
 
 
-def _openapi_errors(raw: dict[str, Any], path: str, *, root: bool = False, in_meta: bool = False,
-                    no_defaults: str = "") -> list[FieldError]:
+def _openapi_errors(
+    raw: dict[str, Any],
+    path: str,
+    *,
+    root: bool = False,
+    in_meta: bool = False,
+    no_defaults: str = "",
+) -> list[FieldError]:
     """OpenAPI restrictions. ``in_meta``: inside a resource's type or object meta;
     ``no_defaults``: why defaults are forbidden here, if they are."""
     errs = _standard_errors(raw, path, in_meta=in_meta, no_defaults=no_defaults)
     if raw.get("properties") and raw.get("additionalProperties") not in (None, True):
-        errs.append(status.forbidden(f"{path}.additionalProperties", "additionalProperties and properties are mutual exclusive"))
+        errs.append(
+            status.forbidden(
+                f"{path}.additionalProperties",
+                "additionalProperties and properties are mutual exclusive",
+            )
+        )
     is_resource = root or bool(raw.get("x-kubernetes-embedded-resource"))
     for sub, sub_path in _children(raw, path):
         sub_meta, sub_no_defaults = in_meta, no_defaults
@@ -134,23 +207,43 @@ def _openapi_errors(raw: dict[str, Any], path: str, *, root: bool = False, in_me
             sub_no_defaults = "inside additionalProperties applying to object metadata"
         errs += _openapi_errors(sub, sub_path, in_meta=sub_meta, no_defaults=sub_no_defaults)
     if raw.get("x-kubernetes-preserve-unknown-fields") is False:
-        errs.append(status.invalid(f"{path}.x-kubernetes-preserve-unknown-fields", False, "must be true or undefined"))
-    return errs + _extension_errors(raw, path) + _rule_errors(raw, path) + _map_set_errors(raw, path)
+        errs.append(
+            status.invalid(
+                f"{path}.x-kubernetes-preserve-unknown-fields", False, "must be true or undefined"
+            )
+        )
+    return (
+        errs + _extension_errors(raw, path) + _rule_errors(raw, path) + _map_set_errors(raw, path)
+    )
 
 
-def _standard_errors(raw: dict[str, Any], path: str, *, in_meta: bool, no_defaults: str) -> list[FieldError]:
+def _standard_errors(
+    raw: dict[str, Any], path: str, *, in_meta: bool, no_defaults: str
+) -> list[FieldError]:
     errs = []
     if raw.get("type") and raw["type"] not in _TYPES:
         errs.append(status.not_supported(f"{path}.type", raw["type"], _TYPES))
     if "default" in raw and no_defaults:
         errs.append(status.forbidden(f"{path}.default", f"must not be set {no_defaults}"))
-    errs += [status.forbidden(f"{path}.{k}", f"{k} is not supported") for k in _UNSUPPORTED if raw.get(k)]
+    errs += [
+        status.forbidden(f"{path}.{k}", f"{k} is not supported") for k in _UNSUPPORTED if raw.get(k)
+    ]
     if raw.get("type") == "null":
-        errs.append(status.forbidden(f"{path}.type", "type cannot be set to null, use nullable as an alternative"))
+        errs.append(
+            status.forbidden(
+                f"{path}.type", "type cannot be set to null, use nullable as an alternative"
+            )
+        )
     if isinstance(raw.get("items"), list):
-        errs.append(status.forbidden(f"{path}.items", "items must be a schema object and not an array"))
+        errs.append(
+            status.forbidden(f"{path}.items", "items must be a schema object and not an array")
+        )
     if in_meta and raw.get("x-kubernetes-embedded-resource"):
-        errs.append(status.forbidden(f"{path}.x-kubernetes-embedded-resource", "must not be used inside of resource meta"))
+        errs.append(
+            status.forbidden(
+                f"{path}.x-kubernetes-embedded-resource", "must not be used inside of resource meta"
+            )
+        )
     if raw.get("uniqueItems") is True:
         detail = "uniqueItems cannot be set to true since the runtime complexity becomes quadratic"
         errs.append(status.forbidden(f"{path}.uniqueItems", detail))
@@ -166,32 +259,62 @@ def _rule_errors(raw: dict[str, Any], path: str) -> list[FieldError]:
         if not text:
             errs.append(status.required(f"{where}.rule", "rule is not specified"))
         elif message and not message.strip():
-            errs.append(status.invalid(f"{where}.message", message, "message must be non-empty if specified"))
+            errs.append(
+                status.invalid(
+                    f"{where}.message", message, "message must be non-empty if specified"
+                )
+            )
         elif "\n" in message.strip() or "\r" in message.strip():
-            errs.append(status.invalid(f"{where}.message", message, "message must not contain line breaks"))
+            errs.append(
+                status.invalid(f"{where}.message", message, "message must not contain line breaks")
+            )
         elif ("\n" in text or "\r" in text) and not message.strip():
-            errs.append(status.required(f"{where}.message", "message must be specified if rule contains line breaks"))
+            errs.append(
+                status.required(
+                    f"{where}.message", "message must be specified if rule contains line breaks"
+                )
+            )
     return errs
 
 
 def _extension_errors(raw: dict[str, Any], path: str) -> list[FieldError]:
     errs = []
-    kind, map_type, list_type = raw.get("type"), raw.get("x-kubernetes-map-type"), raw.get("x-kubernetes-list-type")
+    kind, map_type, list_type = (
+        raw.get("type"),
+        raw.get("x-kubernetes-map-type"),
+        raw.get("x-kubernetes-list-type"),
+    )
     keys = list(raw.get("x-kubernetes-list-map-keys") or [])
     for ext, value, wanted in (("map", map_type, "object"), ("list", list_type, "array")):
         if value is not None and kind != wanted:
             detail = f"must be {wanted} if x-kubernetes-{ext}-type is specified"
-            errs.append(status.invalid(f"{path}.type", kind, detail) if kind else status.required(f"{path}.type", detail))
+            errs.append(
+                status.invalid(f"{path}.type", kind, detail)
+                if kind
+                else status.required(f"{path}.type", detail)
+            )
         if ext == "map" and map_type is not None and map_type not in ("atomic", "granular"):
-            errs.append(status.not_supported(f"{path}.x-kubernetes-map-type", map_type, ["atomic", "granular"]))
+            errs.append(
+                status.not_supported(
+                    f"{path}.x-kubernetes-map-type", map_type, ["atomic", "granular"]
+                )
+            )
     if list_type == "set" and kind == "array":
         errs += _atomic_set_item_errors(_d(raw.get("items")), path)
     if list_type is not None and list_type not in ("atomic", "set", "map"):
-        errs.append(status.not_supported(f"{path}.x-kubernetes-list-type", list_type, ["atomic", "set", "map"]))
+        errs.append(
+            status.not_supported(
+                f"{path}.x-kubernetes-list-type", list_type, ["atomic", "set", "map"]
+            )
+        )
     if keys and list_type != "map":
         detail = "must be map if x-kubernetes-list-map-keys is non-empty"
         lt_path = f"{path}.x-kubernetes-list-type"
-        errs.append(status.required(lt_path, detail) if list_type is None else status.invalid(lt_path, list_type, detail))
+        errs.append(
+            status.required(lt_path, detail)
+            if list_type is None
+            else status.invalid(lt_path, list_type, detail)
+        )
     if list_type == "map":
         errs += _list_map_errors(raw, keys, path)
     return errs
@@ -200,21 +323,44 @@ def _extension_errors(raw: dict[str, Any], path: str) -> list[FieldError]:
 def _atomic_set_item_errors(items: dict[str, Any], path: str) -> list[FieldError]:
     detail = "must be atomic as item of a list with x-kubernetes-list-type=set"
     if items.get("type") == "array" and items.get("x-kubernetes-list-type") not in (None, "atomic"):
-        return [status.invalid(f"{path}.items.x-kubernetes-list-type", items["x-kubernetes-list-type"], detail)]
+        return [
+            status.invalid(
+                f"{path}.items.x-kubernetes-list-type", items["x-kubernetes-list-type"], detail
+            )
+        ]
     if items.get("type") == "object" and items.get("x-kubernetes-map-type") != "atomic":
-        return [status.invalid(f"{path}.items.x-kubernetes-map-type", items.get("x-kubernetes-list-type"), detail)]
+        return [
+            status.invalid(
+                f"{path}.items.x-kubernetes-map-type", items.get("x-kubernetes-list-type"), detail
+            )
+        ]
     return []
 
 
 def _list_map_errors(raw: dict[str, Any], keys: list[str], path: str) -> list[FieldError]:
     errs = []
     if not keys:
-        errs.append(status.required(f"{path}.x-kubernetes-list-map-keys", "must not be empty if x-kubernetes-list-type is map"))
+        errs.append(
+            status.required(
+                f"{path}.x-kubernetes-list-map-keys",
+                "must not be empty if x-kubernetes-list-type is map",
+            )
+        )
     items = raw.get("items")
     if items is None:
-        return [*errs, status.required(f"{path}.items", "must have a schema if x-kubernetes-list-type is map")]
+        return [
+            *errs,
+            status.required(f"{path}.items", "must have a schema if x-kubernetes-list-type is map"),
+        ]
     if not isinstance(items, dict):
-        return [*errs, status.invalid(f"{path}.items", items, "must only have a single schema if x-kubernetes-list-type is map")]
+        return [
+            *errs,
+            status.invalid(
+                f"{path}.items",
+                items,
+                "must only have a single schema if x-kubernetes-list-type is map",
+            ),
+        ]
     if items.get("type") != "object":
         detail = "must be object if parent array's x-kubernetes-list-type is map"
         return [*errs, status.invalid(f"{path}.items.type", items.get("type", ""), detail)]
@@ -237,7 +383,12 @@ def _map_set_errors(raw: dict[str, Any], path: str) -> list[FieldError]:
         return []
     errs = []
     if items.get("nullable") is True:
-        errs.append(status.forbidden(f"{path}.items.nullable", f"cannot be nullable when x-kubernetes-list-type is {list_type}"))
+        errs.append(
+            status.forbidden(
+                f"{path}.items.nullable",
+                f"cannot be nullable when x-kubernetes-list-type is {list_type}",
+            )
+        )
     props, required = _d(items.get("properties")), items.get("required") or []
     for key in raw.get("x-kubernetes-list-map-keys") or [] if list_type == "map" else []:
         prop, where = props.get(key), f"{path}.items.properties[{key}]"
@@ -247,7 +398,12 @@ def _map_set_errors(raw: dict[str, Any], path: str) -> list[FieldError]:
             detail = "this property is in x-kubernetes-list-map-keys, so it must have a default or be a required property"
             errs.append(status.required(f"{where}.default", detail))
         if prop.get("nullable") is True:
-            errs.append(status.forbidden(f"{where}.nullable", "this property is in x-kubernetes-list-map-keys, so it cannot be nullable"))
+            errs.append(
+                status.forbidden(
+                    f"{where}.nullable",
+                    "this property is in x-kubernetes-list-map-keys, so it cannot be nullable",
+                )
+            )
     return errs
 
 
@@ -258,7 +414,10 @@ def _is_int_or_string(branches: Any) -> bool:
 def _structural_errors(raw: dict[str, Any], path: str, level: str) -> list[FieldError]:
     errs = []
     kind, embedded = raw.get("type") or "", bool(raw.get("x-kubernetes-embedded-resource"))
-    preserve, int_or_string = bool(raw.get("x-kubernetes-preserve-unknown-fields")), bool(raw.get("x-kubernetes-int-or-string"))
+    preserve, int_or_string = (
+        bool(raw.get("x-kubernetes-preserve-unknown-fields")),
+        bool(raw.get("x-kubernetes-int-or-string")),
+    )
     if kind == "array" and raw.get("items") is None:
         errs.append(status.required(f"{path}.items", "must be specified"))
     if isinstance(raw.get("items"), dict):
@@ -267,21 +426,42 @@ def _structural_errors(raw: dict[str, Any], path: str, level: str) -> list[Field
         errs += _structural_errors(_d(sub), f"{path}.properties[{key}]", _FIELD)
     if "additionalProperties" in raw:
         if level == _ROOT:
-            errs.append(status.forbidden(f"{path}.additionalProperties", "must not be used at the root"))
+            errs.append(
+                status.forbidden(f"{path}.additionalProperties", "must not be used at the root")
+            )
         if isinstance(raw["additionalProperties"], dict):
-            errs += _structural_errors(raw["additionalProperties"], f"{path}.additionalProperties", _FIELD)
+            errs += _structural_errors(
+                raw["additionalProperties"], f"{path}.additionalProperties", _FIELD
+            )
     for ext in ("x-kubernetes-preserve-unknown-fields", "x-kubernetes-embedded-resource"):
         if int_or_string and raw.get(ext):
-            errs.append(status.invalid(f"{path}.{ext}", True, "must be false if x-kubernetes-int-or-string is true"))
+            errs.append(
+                status.invalid(
+                    f"{path}.{ext}", True, "must be false if x-kubernetes-int-or-string is true"
+                )
+            )
     errs += _value_validation_errors(raw, path)
     if embedded and kind != "object":
         detail = "must be object if x-kubernetes-embedded-resource is true"
-        errs.append(status.invalid(f"{path}.type", kind, detail) if kind else status.required(f"{path}.type", detail))
+        errs.append(
+            status.invalid(f"{path}.type", kind, detail)
+            if kind
+            else status.required(f"{path}.type", detail)
+        )
     elif not kind and not int_or_string and not preserve:
-        where = {_ROOT: "at the root", _ITEM: "for specified array items", _FIELD: "for specified object fields"}[level]
+        where = {
+            _ROOT: "at the root",
+            _ITEM: "for specified array items",
+            _FIELD: "for specified object fields",
+        }[level]
         errs.append(status.required(f"{path}.type", f"must not be empty {where}"))
     if embedded and "additionalProperties" in raw:
-        errs.append(status.forbidden(f"{path}.additionalProperties", "must not be used if x-kubernetes-embedded-resource is set"))
+        errs.append(
+            status.forbidden(
+                f"{path}.additionalProperties",
+                "must not be used if x-kubernetes-embedded-resource is set",
+            )
+        )
     if level == _ROOT and kind and kind != "object":
         errs.append(status.invalid(f"{path}.type", kind, "must be object at the root"))
     if level == _ROOT or embedded:
@@ -296,13 +476,22 @@ def _meta_schema_errors(raw: dict[str, Any], path: str, *, root: bool) -> list[F
     props, errs = _d(raw.get("properties")), []
     for key in ("kind", "apiVersion"):
         if key in props and _d(props[key]).get("type") != "string":
-            errs.append(status.invalid(f"{path}.properties[{key}].type", _d(props[key]).get("type", ""), "must be string"))
+            errs.append(
+                status.invalid(
+                    f"{path}.properties[{key}].type",
+                    _d(props[key]).get("type", ""),
+                    "must be string",
+                )
+            )
     if "metadata" not in props:
         return errs
     meta, where = _d(props["metadata"]), f"{path}.properties[metadata]"
     if meta.get("type") != "object":
         errs.append(status.invalid(f"{where}.type", meta.get("type", ""), "must be object"))
-    extra = set(meta) - {"type", "default", "properties"} or set(_d(meta.get("properties"))) - {"name", "generateName"}
+    extra = set(meta) - {"type", "default", "properties"} or set(_d(meta.get("properties"))) - {
+        "name",
+        "generateName",
+    }
     if root and extra:
         detail = "must not specify anything other than name and generateName, but metadata is implicitly specified"
         errs.append(status.forbidden(where, detail))
@@ -316,13 +505,19 @@ def _value_validation_errors(raw: dict[str, Any], path: str) -> list[FieldError]
         try:
             schema.go_regexp(str(raw["pattern"]))
         except ValueError as e:
-            errs.append(status.invalid(f"{path}.pattern", raw["pattern"], f"must be a valid regular expression, but isn't: {e}"))
+            errs.append(
+                status.invalid(
+                    f"{path}.pattern",
+                    raw["pattern"],
+                    f"must be a valid regular expression, but isn't: {e}",
+                )
+            )
     skip_any = _is_int_or_string(raw.get("anyOf"))
     all_of = raw.get("allOf") or []
     skip_first_all = bool(all_of) and _is_int_or_string(_d(all_of[0]).get("anyOf"))
     for key in ("anyOf", "allOf", "oneOf"):
         for i, sub in enumerate(raw.get(key) or []):
-            skip = (key == "allOf" and i == 0 and skip_first_all)
+            skip = key == "allOf" and i == 0 and skip_first_all
             if not (key == "anyOf" and skip_any):
                 errs += _nested_errors(_d(sub), f"{path}.{key}[{i}]", skip_any=skip)
     if isinstance(raw.get("not"), dict):
@@ -340,7 +535,11 @@ def _nested_errors(raw: dict[str, Any], path: str, *, skip_any: bool) -> list[Fi
         if raw.get(key) not in (None, False, "", [], {}) or (key == "default" and key in raw):
             errs.append(status.forbidden(f"{path}.{key}", detail))
     if "metadata" in _d(raw.get("properties")):
-        errs.append(status.forbidden(f"{path}.properties[metadata]", "must not be specified in a nested context"))
+        errs.append(
+            status.forbidden(
+                f"{path}.properties[metadata]", "must not be specified in a nested context"
+            )
+        )
     return errs
 
 

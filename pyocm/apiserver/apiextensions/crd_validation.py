@@ -59,7 +59,9 @@ def validate_crd(crd: Obj) -> list[FieldError]:
     name = str(_d(crd.get("metadata")).get("name") or "")
     wanted = f"{names.get('plural') or ''}.{spec.get('group') or ''}"
     if name and name != wanted:
-        errs.append(status.invalid("metadata.name", name, 'must be spec.names.plural+"."+spec.group'))
+        errs.append(
+            status.invalid("metadata.name", name, 'must be spec.names.plural+"."+spec.group')
+        )
     errs += _spec_errors(spec)
     accepted = _d(crd.get("status")).get("acceptedNames")
     if isinstance(accepted, dict):
@@ -80,12 +82,19 @@ def validate_crd_update(new: Obj, old: Obj) -> list[FieldError]:
     errs = validate_crd(new)
     spec, old_spec = _d(new.get("spec")), _d(old.get("spec"))
     names, old_names = _d(spec.get("names")), _d(old_spec.get("names"))
-    pairs = [("spec.group", spec.get("group"), old_spec.get("group")),
-             ("spec.names.plural", names.get("plural"), old_names.get("plural"))]
+    pairs = [
+        ("spec.group", spec.get("group"), old_spec.get("group")),
+        ("spec.names.plural", names.get("plural"), old_names.get("plural")),
+    ]
     if _established(old):
-        pairs = [("spec.scope", spec.get("scope"), old_spec.get("scope")),
-                 ("spec.names.kind", names.get("kind"), old_names.get("kind")), *pairs]
-    errs += [status.invalid(path, now, "field is immutable") for path, now, was in pairs if now != was]
+        pairs = [
+            ("spec.scope", spec.get("scope"), old_spec.get("scope")),
+            ("spec.names.kind", names.get("kind"), old_names.get("kind")),
+            *pairs,
+        ]
+    errs += [
+        status.invalid(path, now, "field is immutable") for path, now, was in pairs if now != was
+    ]
     stored = _d(new.get("status")).get("storedVersions")
     if isinstance(stored, list):
         errs += _stored_version_errors(stored, spec.get("versions") or [])
@@ -94,7 +103,9 @@ def validate_crd_update(new: Obj, old: Obj) -> list[FieldError]:
 
 def _established(crd: Obj) -> bool:
     conditions = _d(crd.get("status")).get("conditions") or []
-    return any(_d(c).get("type") == "Established" and _d(c).get("status") == "True" for c in conditions)
+    return any(
+        _d(c).get("type") == "Established" and _d(c).get("status") == "True" for c in conditions
+    )
 
 
 def _stored_version_errors(stored: list[Any], versions: list[Any]) -> list[FieldError]:
@@ -102,10 +113,16 @@ def _stored_version_errors(stored: list[Any], versions: list[Any]) -> list[Field
     if not stored:
         return [status.invalid(path, stored, "must have at least one stored version")]
     names = [_d(v).get("name") for v in versions]
-    errs = [status.invalid(path, v, f"must have the storage version {v.get('name')}")
-            for v in map(_d, versions) if v.get("storage") and v.get("name") not in stored]
-    return errs + [status.invalid(f"{path}[{i}]", v, "must appear in spec.versions")
-                   for i, v in enumerate(stored) if v not in names]
+    errs = [
+        status.invalid(path, v, f"must have the storage version {v.get('name')}")
+        for v in map(_d, versions)
+        if v.get("storage") and v.get("name") not in stored
+    ]
+    return errs + [
+        status.invalid(f"{path}[{i}]", v, "must appear in spec.versions")
+        for i, v in enumerate(stored)
+        if v not in names
+    ]
 
 
 def _spec_errors(spec: dict[str, Any]) -> list[FieldError]:
@@ -119,25 +136,50 @@ def _spec_errors(spec: dict[str, Any]) -> list[FieldError]:
     versions = [_d(v) for v in spec.get("versions") or []]
     hoisted = _hoisted(versions)
     if hoisted["schema"] is None:
-        errs += [status.required(f"spec.versions[{i}].schema.openAPIV3Schema", "schemas are required")
-                 for i, v in enumerate(versions) if _schema_of(v) is None]
-    if spec.get("preserveUnknownFields") is True and any(crd_schema.has_default(_schema_of(v)) for v in versions):
-        errs.append(status.invalid("spec.preserveUnknownFields", True, "must be false in order to use defaults in the schema"))
+        errs += [
+            status.required(f"spec.versions[{i}].schema.openAPIV3Schema", "schemas are required")
+            for i, v in enumerate(versions)
+            if _schema_of(v) is None
+        ]
+    if spec.get("preserveUnknownFields") is True and any(
+        crd_schema.has_default(_schema_of(v)) for v in versions
+    ):
+        errs.append(
+            status.invalid(
+                "spec.preserveUnknownFields",
+                True,
+                "must be false in order to use defaults in the schema",
+            )
+        )
     for i, version in enumerate(versions):
         errs += _version_errors(version, f"spec.versions[{i}]", hoisted)
     names = [v.get("name") for v in versions]
     if len(set(names)) != len(names):
         errs.append(status.invalid("spec.versions", versions, "must contain unique version names"))
     if sum(1 for v in versions if v.get("storage") is True) != 1:
-        errs.append(status.invalid("spec.versions", versions, "must have exactly one version marked as storage version"))
+        errs.append(
+            status.invalid(
+                "spec.versions", versions, "must have exactly one version marked as storage version"
+            )
+        )
     names_spec = _d(spec.get("names"))
-    errs += [status.required(f"spec.names.{k}") for k in ("plural", "singular", "kind", "listKind") if not names_spec.get(k)]
+    errs += [
+        status.required(f"spec.names.{k}")
+        for k in ("plural", "singular", "kind", "listKind")
+        if not names_spec.get(k)
+    ]
     errs += _name_format_errors(names_spec, "spec.names")
     if hoisted["schema"] is not None:
-        errs += crd_schema.schema_errors(hoisted["schema"], "spec.validation", status_enabled=any(map(_status_on, versions)))
+        errs += crd_schema.schema_errors(
+            hoisted["schema"], "spec.validation", status_enabled=any(map(_status_on, versions))
+        )
     errs += _subresource_errors(_d(hoisted["subresources"]), "spec.subresources")
-    errs += _column_errors(hoisted["additionalPrinterColumns"] or [], "spec.additionalPrinterColumns")
-    return errs + _conversion_errors(_d(spec.get("conversion")), spec.get("preserveUnknownFields") is True)
+    errs += _column_errors(
+        hoisted["additionalPrinterColumns"] or [], "spec.additionalPrinterColumns"
+    )
+    return errs + _conversion_errors(
+        _d(spec.get("conversion")), spec.get("preserveUnknownFields") is True
+    )
 
 
 def _schema_of(version: dict[str, Any]) -> Any:
@@ -154,18 +196,24 @@ def _hoisted(versions: list[dict[str, Any]]) -> dict[str, Any]:
     return out
 
 
-def _version_errors(version: dict[str, Any], path: str, hoisted: dict[str, Any]) -> list[FieldError]:
+def _version_errors(
+    version: dict[str, Any], path: str, hoisted: dict[str, Any]
+) -> list[FieldError]:
     errs = []
     name = str(version.get("name") or "")
     if problems := schema.dns1035_label_errors(name):
         errs.append(status.invalid(f"{path}.name", name, ",".join(problems)))
     errs += _deprecation_errors(version, f"{path}.deprecationWarning")
     if hoisted["schema"] is None and _schema_of(version) is not None:
-        errs += crd_schema.schema_errors(_schema_of(version), f"{path}.schema", status_enabled=_status_on(version))
+        errs += crd_schema.schema_errors(
+            _schema_of(version), f"{path}.schema", status_enabled=_status_on(version)
+        )
     if hoisted["subresources"] is None:
         errs += _subresource_errors(_d(version.get("subresources")), f"{path}.subresources")
     if hoisted["additionalPrinterColumns"] is None:
-        errs += _column_errors(version.get("additionalPrinterColumns") or [], f"{path}.additionalPrinterColumns")
+        errs += _column_errors(
+            version.get("additionalPrinterColumns") or [], f"{path}.additionalPrinterColumns"
+        )
     return errs
 
 
@@ -175,7 +223,9 @@ def _deprecation_errors(version: dict[str, Any], path: str) -> list[FieldError]:
         return []
     if not version.get("deprecated"):
         return [status.invalid(path, warning, "can only be set for deprecated versions")]
-    problems = (["must be <= 256 characters long"] if len(warning) > 256 else []) + ([] if warning else ["must not be an empty string"])
+    problems = (["must be <= 256 characters long"] if len(warning) > 256 else []) + (
+        [] if warning else ["must not be an empty string"]
+    )
     return [status.invalid(path, warning, p) for p in problems]
 
 
@@ -191,9 +241,16 @@ def _group_errors(group: Any) -> list[FieldError]:
 
 def _name_format_errors(names: dict[str, Any], path: str) -> list[FieldError]:
     errs = []
-    for key, mixed_case in (("plural", False), ("singular", False), ("kind", True), ("listKind", True)):
+    for key, mixed_case in (
+        ("plural", False),
+        ("singular", False),
+        ("kind", True),
+        ("listKind", True),
+    ):
         value = str(names.get(key) or "")
-        problems = schema.dns1035_label_errors(value.lower() if mixed_case else value) if value else []
+        problems = (
+            schema.dns1035_label_errors(value.lower() if mixed_case else value) if value else []
+        )
         if problems:
             lead = "may have mixed case, but should otherwise match: " if mixed_case else ""
             errs.append(status.invalid(f"{path}.{key}", value, lead + ",".join(problems)))
@@ -201,7 +258,11 @@ def _name_format_errors(names: dict[str, Any], path: str) -> list[FieldError]:
         if problems := schema.dns1035_label_errors(str(value)):
             errs.append(status.invalid(f"{path}.shortNames[{i}]", value, ",".join(problems)))
     if names.get("kind") and names.get("kind") == names.get("listKind"):
-        errs.append(status.invalid(f"{path}.listKind", names["listKind"], "kind and listKind may not be the same"))
+        errs.append(
+            status.invalid(
+                f"{path}.listKind", names["listKind"], "kind and listKind may not be the same"
+            )
+        )
     for i, value in enumerate(names.get("categories") or []):
         if problems := schema.dns1035_label_errors(str(value)):
             errs.append(status.invalid(f"{path}.categories[{i}]", value, ",".join(problems)))
@@ -217,8 +278,11 @@ def _subresource_errors(subresources: dict[str, Any], path: str) -> list[FieldEr
     if not isinstance(scale, dict):
         return []
     errs = []
-    for key, under in (("specReplicasPath", (".spec.",)), ("statusReplicasPath", (".status.",)),
-                       ("labelSelectorPath", (".spec.", ".status."))):
+    for key, under in (
+        ("specReplicasPath", (".spec.",)),
+        ("statusReplicasPath", (".status.",)),
+        ("labelSelectorPath", (".spec.", ".status.")),
+    ):
         value = str(scale.get(key) or "")
         where = f"{path}.scale.{key}"
         if not value:
@@ -226,7 +290,11 @@ def _subresource_errors(subresources: dict[str, Any], path: str) -> list[FieldEr
         elif simple := _simple_json_path_errors(value, where):
             errs += simple
         elif not value.startswith(under):
-            detail = "should be a json path under either .spec or .status" if len(under) == 2 else f"should be a json path under {under[0][:-1]}"
+            detail = (
+                "should be a json path under either .spec or .status"
+                if len(under) == 2
+                else f"should be a json path under {under[0][:-1]}"
+            )
             errs.append(status.invalid(where, value, detail))
     return errs
 
@@ -253,7 +321,11 @@ def _column_errors(columns: list[Any], path: str) -> list[FieldError]:
         if fmt and fmt not in _COLUMN_FORMATS.split(","):
             errs.append(status.invalid(f"{where}.format", fmt, f"must be one of {_COLUMN_FORMATS}"))
         json_path = str(column.get("jsonPath") or "")
-        errs += _simple_json_path_errors(json_path, f"{where}.JSONPath") if json_path else [status.required(f"{where}.JSONPath")]
+        errs += (
+            _simple_json_path_errors(json_path, f"{where}.JSONPath")
+            if json_path
+            else [status.required(f"{where}.JSONPath")]
+        )
     return errs
 
 
@@ -264,7 +336,11 @@ def _conversion_errors(conversion: dict[str, Any], preserve_unknown: bool) -> li
     strategy = conversion.get("strategy")
     errs = []
     if strategy != "None" and preserve_unknown:
-        errs.append(status.invalid(f"{path}.strategy", strategy, "must be None if spec.preserveUnknownFields is true"))
+        errs.append(
+            status.invalid(
+                f"{path}.strategy", strategy, "must be None if spec.preserveUnknownFields is true"
+            )
+        )
     if not strategy:
         errs.append(status.required(f"{path}.strategy"))
     elif strategy not in ("None", "Webhook"):
@@ -273,10 +349,18 @@ def _conversion_errors(conversion: dict[str, Any], preserve_unknown: bool) -> li
     client, reviews = webhook.get("clientConfig"), webhook.get("conversionReviewVersions") or []
     if strategy != "Webhook":
         detail = "should not be set when strategy is not set to Webhook"
-        errs += [status.forbidden(f"{path}.webhookClientConfig", detail)] if client is not None else []
-        return errs + ([status.forbidden(f"{path}.conversionReviewVersions", detail)] if reviews else [])
+        errs += (
+            [status.forbidden(f"{path}.webhookClientConfig", detail)] if client is not None else []
+        )
+        return errs + (
+            [status.forbidden(f"{path}.conversionReviewVersions", detail)] if reviews else []
+        )
     if client is None:
-        errs.append(status.required(f"{path}.webhookClientConfig", "required when strategy is set to Webhook"))
+        errs.append(
+            status.required(
+                f"{path}.webhookClientConfig", "required when strategy is set to Webhook"
+            )
+        )
     else:
         errs += _client_config_errors(_d(client), f"{path}.webhookClientConfig")
     return errs + _review_version_errors(reviews, f"{path}.conversionReviewVersions")
@@ -290,7 +374,10 @@ def _review_version_errors(reviews: list[Any], path: str) -> list[FieldError]:
         if version in reviews[:i]:
             errs.append(status.invalid(f"{path}[{i}]", version, "duplicate version"))
         else:
-            errs += [status.invalid(f"{path}[{i}]", version, m) for m in schema.dns1035_label_errors(str(version))]
+            errs += [
+                status.invalid(f"{path}[{i}]", version, m)
+                for m in schema.dns1035_label_errors(str(version))
+            ]
     if not {"v1", "v1beta1"} & set(reviews):
         errs.append(status.invalid(path, reviews, "must include at least one of v1, v1beta1"))
     return errs
@@ -304,10 +391,24 @@ def _client_config_errors(client: dict[str, Any], path: str) -> list[FieldError]
         scheme, _, rest = str(url).partition("://")
         if scheme != "https":
             return [status.invalid(f"{path}.url", scheme, "'https' is the only allowed URL scheme")]
-        return [] if rest.split("/")[0] else [status.invalid(f"{path}.url", "", "host must be specified")]
+        return (
+            []
+            if rest.split("/")[0]
+            else [status.invalid(f"{path}.url", "", "host must be specified")]
+        )
     service = _d(service)
-    errs = [status.required(f"{path}.service.{k}", f"service {k} is required") for k in ("name", "namespace") if not service.get(k)]
+    errs = [
+        status.required(f"{path}.service.{k}", f"service {k} is required")
+        for k in ("name", "namespace")
+        if not service.get(k)
+    ]
     port = service.get("port", 443)
     if not isinstance(port, int) or not 1 <= port <= 65535:
-        errs.append(status.invalid(f"{path}.service.port", port, "port is not valid: must be between 1 and 65535, inclusive"))
+        errs.append(
+            status.invalid(
+                f"{path}.service.port",
+                port,
+                "port is not valid: must be between 1 and 65535, inclusive",
+            )
+        )
     return errs

@@ -24,7 +24,9 @@ class CustomResourceStrategy(Strategy):
     tracks_generation = True
     builtin = False
 
-    def __init__(self, *, kind: str, schema: CompiledSchema | None, subresources: tuple[str, ...]) -> None:
+    def __init__(
+        self, *, kind: str, schema: CompiledSchema | None, subresources: tuple[str, ...]
+    ) -> None:
         self.subresources = subresources
         self._kind = kind
         self._schema = schema
@@ -79,8 +81,12 @@ def resources_for(crd: Obj) -> list[ResourceInfo]:
         if "status" in sub_spec:
             subs.append(SubresourceInfo(name=STATUS))
         if "scale" in sub_spec:
-            subs.append(SubresourceInfo(name="scale", kind="Scale", group="autoscaling", version="v1"))
-        strategy = CustomResourceStrategy(kind=kind, schema=compiled, subresources=tuple(s.name for s in subs if s.name == STATUS))
+            subs.append(
+                SubresourceInfo(name="scale", kind="Scale", group="autoscaling", version="v1")
+            )
+        strategy = CustomResourceStrategy(
+            kind=kind, schema=compiled, subresources=tuple(s.name for s in subs if s.name == STATUS)
+        )
         out.append(
             ResourceInfo(
                 group=group,

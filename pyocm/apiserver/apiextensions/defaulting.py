@@ -53,7 +53,9 @@ def default_value(value: Any, node: Node | None) -> None:
         return
     if isinstance(value, dict):
         for key, prop in node.properties.items():
-            if prop.default is not MISSING and (key not in value or (value[key] is None and not prop.nullable)):
+            if prop.default is not MISSING and (
+                key not in value or (value[key] is None and not prop.nullable)
+            ):
                 value[key] = copy_json(prop.default)
         for key, item in value.items():
             known = node.properties.get(key)

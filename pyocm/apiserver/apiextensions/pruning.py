@@ -46,7 +46,9 @@ def _key(path: str, key: str) -> str:
     return f"{path}.{key}" if path else key
 
 
-def _prune(value: Any, node: Node | None, path: str, removed: list[str], root: bool = False) -> None:
+def _prune(
+    value: Any, node: Node | None, path: str, removed: list[str], root: bool = False
+) -> None:
     if node is not None and node.preserve_unknown:
         _prune_known(value, node, path, removed, root)
     elif isinstance(value, dict):
@@ -62,7 +64,9 @@ def _prune(value: Any, node: Node | None, path: str, removed: list[str], root: b
             _prune(item, items, f"{path}[{i}]", removed)
 
 
-def _prune_known(value: Any, node: Node | None, path: str, removed: list[str], root: bool = False) -> None:
+def _prune_known(
+    value: Any, node: Node | None, path: str, removed: list[str], root: bool = False
+) -> None:
     """Below ``x-kubernetes-preserve-unknown-fields``: prune only what the schema knows."""
     if node is None:
         return
@@ -88,7 +92,9 @@ def _prune_field(obj: dict[str, Any], key: str, node: Node, path: str, removed: 
         del obj[key]
 
 
-def _kept_meta(obj: dict[str, Any], key: str, node: Node, path: str, removed: list[str], root: bool) -> bool:
+def _kept_meta(
+    obj: dict[str, Any], key: str, node: Node, path: str, removed: list[str], root: bool
+) -> bool:
     """Type and object meta of a resource are not pruned by the schema; True if ``key`` is one."""
     if key not in _META_FIELDS or not (root or node.embedded):
         return False
@@ -132,17 +138,31 @@ def _is_time(value: Any) -> bool:
 
 
 def _is_str_map(value: Any) -> bool:
-    return value is None or (isinstance(value, dict) and all(isinstance(v, str) for v in value.values()))
+    return value is None or (
+        isinstance(value, dict) and all(isinstance(v, str) for v in value.values())
+    )
 
 
 def _list_of(kind: type) -> Callable[[Any], bool]:
-    return lambda value: value is None or (isinstance(value, list) and all(isinstance(v, kind) for v in value))
+    return lambda value: (
+        value is None or (isinstance(value, list) and all(isinstance(v, kind) for v in value))
+    )
 
 
 _OBJECT_META: dict[str, Callable[[Any], bool]] = {
-    "name": _is_str, "generateName": _is_str, "namespace": _is_str, "selfLink": _is_str,
-    "uid": _is_str, "resourceVersion": _is_str, "generation": _is_int,
-    "creationTimestamp": _is_time, "deletionTimestamp": _is_time,
-    "deletionGracePeriodSeconds": _is_int, "labels": _is_str_map, "annotations": _is_str_map,
-    "ownerReferences": _list_of(dict), "finalizers": _list_of(str), "managedFields": _list_of(dict),
+    "name": _is_str,
+    "generateName": _is_str,
+    "namespace": _is_str,
+    "selfLink": _is_str,
+    "uid": _is_str,
+    "resourceVersion": _is_str,
+    "generation": _is_int,
+    "creationTimestamp": _is_time,
+    "deletionTimestamp": _is_time,
+    "deletionGracePeriodSeconds": _is_int,
+    "labels": _is_str_map,
+    "annotations": _is_str_map,
+    "ownerReferences": _list_of(dict),
+    "finalizers": _list_of(str),
+    "managedFields": _list_of(dict),
 }

@@ -154,7 +154,10 @@ def _compile_children(node: Node, schema: Mapping[str, Any]) -> None:
     if isinstance(schema.get("not"), Mapping):
         node.not_ = compile_node(schema["not"])
     node.composed = bool(node.all_of or node.any_of or node.one_of or node.not_)
-    children = [*node.properties.values(), *(c for c in (node.additional, node.items) if c is not None)]
+    children = [
+        *node.properties.values(),
+        *(c for c in (node.additional, node.items) if c is not None),
+    ]
     node.walk_embedded = node.embedded or any(c.walk_embedded for c in children)
     node.walk_lists = node.list_type in ("set", "map") or any(c.walk_lists for c in children)
     node.walk_defaults = any(c.default is not MISSING or c.walk_defaults for c in children)
@@ -174,7 +177,9 @@ def go_regexp(pattern: str) -> re.Pattern[str]:
     if cached is not None:
         return cached
     if found := _UNSUPPORTED_PERL.search(pattern):
-        raise ValueError(f"error parsing regexp: invalid or unsupported Perl syntax: `{found.group()}`")
+        raise ValueError(
+            f"error parsing regexp: invalid or unsupported Perl syntax: `{found.group()}`"
+        )
     if found := _BACKREFERENCE.search(pattern):
         raise ValueError(f"error parsing regexp: invalid escape sequence: `{found.group(1)}`")
     try:
@@ -210,11 +215,37 @@ def _end_anchors(pattern: str) -> str:
 # --- formats --------------------------------------------------------------------------
 
 # Formats kube-apiserver keeps on string (or untyped) nodes, normalised without dashes.
-_STRING_FORMATS = frozenset((
-    "bsonobjectid", "uri", "email", "hostname", "ipv4", "ipv6", "cidr", "mac", "uuid", "uuid3",
-    "uuid4", "uuid5", "isbn", "isbn10", "isbn13", "creditcard", "ssn", "hexcolor", "rgbcolor",
-    "byte", "password", "date", "duration", "datetime", "quantity", "k8sshortname", "k8slongname",
-))
+_STRING_FORMATS = frozenset(
+    (
+        "bsonobjectid",
+        "uri",
+        "email",
+        "hostname",
+        "ipv4",
+        "ipv6",
+        "cidr",
+        "mac",
+        "uuid",
+        "uuid3",
+        "uuid4",
+        "uuid5",
+        "isbn",
+        "isbn10",
+        "isbn13",
+        "creditcard",
+        "ssn",
+        "hexcolor",
+        "rgbcolor",
+        "byte",
+        "password",
+        "date",
+        "duration",
+        "datetime",
+        "quantity",
+        "k8sshortname",
+        "k8slongname",
+    )
+)
 
 
 def supported_format(schema_type: str, fmt: str) -> str:
@@ -244,8 +275,10 @@ def _regex_error(msg: str, fmt: str, *examples: str) -> str:
 def dns1123_label_errors(value: str) -> list[str]:
     errs = [] if len(value) <= 63 else ["must be no more than 63 characters"]
     if not _DNS1123_LABEL_RE.match(value):
-        msg = ("a lowercase RFC 1123 label must consist of lower case alphanumeric characters "
-               "or '-', and must start and end with an alphanumeric character")
+        msg = (
+            "a lowercase RFC 1123 label must consist of lower case alphanumeric characters "
+            "or '-', and must start and end with an alphanumeric character"
+        )
         errs.append(_regex_error(msg, DNS1123_LABEL, "my-name", "123-abc"))
     return errs
 
@@ -253,8 +286,10 @@ def dns1123_label_errors(value: str) -> list[str]:
 def dns1123_subdomain_errors(value: str) -> list[str]:
     errs = [] if len(value) <= 253 else ["must be no more than 253 characters"]
     if not _DNS1123_SUBDOMAIN_RE.match(value):
-        msg = ("a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, "
-               "'-' or '.', and must start and end with an alphanumeric character")
+        msg = (
+            "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, "
+            "'-' or '.', and must start and end with an alphanumeric character"
+        )
         errs.append(_regex_error(msg, DNS1123_SUBDOMAIN, "example.com"))
     return errs
 
@@ -262,8 +297,10 @@ def dns1123_subdomain_errors(value: str) -> list[str]:
 def dns1035_label_errors(value: str) -> list[str]:
     errs = [] if len(value) <= 63 else ["must be no more than 63 characters"]
     if not _DNS1035_LABEL_RE.match(value):
-        msg = ("a DNS-1035 label must consist of lower case alphanumeric characters or '-', "
-               "start with an alphabetic character, and end with an alphanumeric character")
+        msg = (
+            "a DNS-1035 label must consist of lower case alphanumeric characters or '-', "
+            "start with an alphabetic character, and end with an alphanumeric character"
+        )
         errs.append(_regex_error(msg, DNS1035_LABEL, "my-name", "abc-123"))
     return errs
 
@@ -289,6 +326,7 @@ def _is_ip(version: int) -> FormatCheck:
         except ValueError:
             return False
         return "%" not in s and (ip.version == version or (version == 4 and "." in s))
+
     return check
 
 
@@ -330,8 +368,10 @@ FORMAT_CHECKS: dict[str, FormatCheck] = {
     "ipv4": _is_ip(4),
     "ipv6": _is_ip(6),
     "cidr": _is_cidr,
-    "mac": _matches(r"^(?:[0-9a-fA-F]{2}(?:[:-][0-9a-fA-F]{2}){5}|[0-9a-fA-F]{2}(?:[:-][0-9a-fA-F]{2}){7}"
-                    r"|[0-9a-fA-F]{2}(?::[0-9a-fA-F]{2}){19}|[0-9a-fA-F]{4}(?:\.[0-9a-fA-F]{4}){2,9})\Z"),
+    "mac": _matches(
+        r"^(?:[0-9a-fA-F]{2}(?:[:-][0-9a-fA-F]{2}){5}|[0-9a-fA-F]{2}(?:[:-][0-9a-fA-F]{2}){7}"
+        r"|[0-9a-fA-F]{2}(?::[0-9a-fA-F]{2}){19}|[0-9a-fA-F]{4}(?:\.[0-9a-fA-F]{4}){2,9})\Z"
+    ),
     "uuid": _matches(_UUID % ("[0-9a-f]", "[0-9a-f]"), re.I),
     "uuid3": _matches(_UUID % ("3", "[0-9a-f]"), re.I),
     "uuid4": _matches(_UUID % ("4", "[89ab]"), re.I),
@@ -340,8 +380,14 @@ FORMAT_CHECKS: dict[str, FormatCheck] = {
     "ssn": _matches(r"^\d{3}[- ]?\d{2}[- ]?\d{4}\Z", re.A),
     "hexcolor": _matches(r"^#?(?:[0-9a-fA-F]{3}|[0-9a-fA-F]{6})\Z"),
     "rgbcolor": _matches(f"^rgb\\({_OCTET},{_OCTET},{_OCTET}\\)\\Z", re.A),
-    "duration": _matches(f"^(?:[-+]?(?:(?:\\d+(?:\\.\\d*)?|\\.\\d+)(?:{_UNITS}))+|0|\\d+\\s*(?:{_LONG_UNITS}))\\Z", re.A),
-    "quantity": _matches(r"^[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[KMGTPE]i|[numkMGTPE]|[eE][+-]?(?:\d+(?:\.\d*)?|\.\d+))?\Z", re.A),
+    "duration": _matches(
+        f"^(?:[-+]?(?:(?:\\d+(?:\\.\\d*)?|\\.\\d+)(?:{_UNITS}))+|0|\\d+\\s*(?:{_LONG_UNITS}))\\Z",
+        re.A,
+    ),
+    "quantity": _matches(
+        r"^[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[KMGTPE]i|[numkMGTPE]|[eE][+-]?(?:\d+(?:\.\d*)?|\.\d+))?\Z",
+        re.A,
+    ),
     "k8sshortname": lambda s: not dns1123_label_errors(s),
     "k8slongname": lambda s: len(s) <= 253 and _DNS1123_SUBDOMAIN_RE.match(s) is not None,
 }

@@ -40,12 +40,18 @@ from pyocm.kube.status import ErrorType, FieldError
 _NIL = "<nil>"
 _JSON_LIMIT = 2**53
 _KINDS: dict[type, tuple[str, str]] = {
-    bool: ("boolean", ""), str: ("string", ""), int: ("integer", "int64"),
-    float: ("number", "float64"), list: ("array", ""), dict: ("object", ""),
+    bool: ("boolean", ""),
+    str: ("string", ""),
+    int: ("integer", "int64"),
+    float: ("number", "float64"),
+    list: ("array", ""),
+    dict: ("object", ""),
 }
 
 
-def validate(obj: Any, compiled: CompiledSchema, *, kind: str = "", api_version: str = "") -> list[FieldError]:
+def validate(
+    obj: Any, compiled: CompiledSchema, *, kind: str = "", api_version: str = ""
+) -> list[FieldError]:
     """All schema errors of a custom resource; ``[]`` when it is valid.
 
     ``kind``/``api_version``, when given, must match the object's type meta first (as
@@ -82,7 +88,9 @@ def _type_meta_errors(obj: Any, *, kind: str, api_version: str) -> list[FieldErr
     if kind and obj.get("kind") != kind:
         errs.append(status.invalid("kind", obj.get("kind", ""), f"must be {kind}"))
     if api_version and obj.get("apiVersion") != api_version:
-        errs.append(status.invalid("apiVersion", obj.get("apiVersion", ""), f"must be {api_version}"))
+        errs.append(
+            status.invalid("apiVersion", obj.get("apiVersion", ""), f"must be {api_version}")
+        )
     return errs
 
 
@@ -107,7 +115,9 @@ class _Run:
         self.out.append(FieldError(ErrorType.TYPE_INVALID, self.path(name), detail, value))
 
     def composite(self, detail: str) -> None:
-        self.out.append(status.invalid(self.prefix if self.prefix is not None else _NIL, "", detail))
+        self.out.append(
+            status.invalid(self.prefix if self.prefix is not None else _NIL, "", detail)
+        )
 
 
 def _check(node: Node, data: Any, name: str, run: _Run) -> int:
@@ -150,13 +160,27 @@ def _check_type(node: Node, data: Any, name: str, run: _Run) -> int:
     types = node.types
     if found in types and (not node.format or found in ("string", "array")):
         return 1  # the common case, decided without the numeric special cases below
-    float_int = found == "number" and "integer" in types and abs(data) <= _JSON_LIMIT and float(data).is_integer()
+    float_int = (
+        found == "number"
+        and "integer" in types
+        and abs(data) <= _JSON_LIMIT
+        and float(data).is_integer()
+    )
     int_float = found == "integer" and "number" in types
     matches = found in types or float_int or int_float
-    if found not in ("string", "array") and node.format and not (matches or found_format == node.format):
+    if (
+        found not in ("string", "array")
+        and node.format
+        and not (matches or found_format == node.format)
+    ):
         run.type_invalid(name, node.format, found_format)
         return 0
-    if node.format and "number" not in types and "integer" not in types and found in ("string", "array"):
+    if (
+        node.format
+        and "number" not in types
+        and "integer" not in types
+        and found in ("string", "array")
+    ):
         return 1
     if not matches:
         run.type_invalid(name, ",".join(types), found)
@@ -180,7 +204,9 @@ def _check_composed(node: Node, data: Any, name: str, run: _Run) -> int:
         valid = sum(1 for errs, _ in results if not errs)
         if valid != 1:
             found = "Found none valid" if valid == 0 else f"Found {valid} valid alternatives"
-            run.composite(f"{_go_quote(name)} must validate one and only one schema (oneOf). {found}")
+            run.composite(
+                f"{_go_quote(name)} must validate one and only one schema (oneOf). {found}"
+            )
             run.out.extend(_best(results) if valid == 0 else [])
     if node.all_of:
         results = [_branch(sub, data, name, run) for sub in node.all_of]
@@ -215,7 +241,11 @@ def _check_string(node: Node, data: str, name: str, run: _Run) -> int:
     ok = 1
     if node.max_length is not None and len(data) > node.max_length:
         unit = "byte" if node.max_length == 1 else "bytes"
-        run.out.append(FieldError(ErrorType.TOO_LONG, run.path(name), f"may not be more than {node.max_length} {unit}"))
+        run.out.append(
+            FieldError(
+                ErrorType.TOO_LONG, run.path(name), f"may not be more than {node.max_length} {unit}"
+            )
+        )
         ok = 0
     elif node.min_length is not None and len(data) < node.min_length:
         run.invalid(name, data, f"{name} in body should be at least {node.min_length} chars long")
@@ -238,7 +268,9 @@ def _check_number(node: Node, data: int | float, name: str, run: _Run) -> int:
         elif not isinstance(data, int) or int(factor) == 0:
             ratio = data * (1 / factor) if factor < 1 else data / factor
             if not (abs(ratio) <= _JSON_LIMIT and float(ratio).is_integer()):
-                run.invalid(name, data, f"{name} in body should be a multiple of {go_number(float(factor))}")
+                run.invalid(
+                    name, data, f"{name} in body should be a multiple of {go_number(float(factor))}"
+                )
     if node.minimum is not None:
         low = int(node.minimum) if isinstance(data, int) else float(node.minimum)
         if data < low or (node.exclusive_minimum and data == low):
@@ -270,7 +302,9 @@ def _check_array(node: Node, data: list[Any], name: str, run: _Run) -> int:
 def _check_object(node: Node, data: dict[str, Any], name: str, run: _Run) -> int:
     size = len(data)
     if node.min_properties is not None and size < node.min_properties:
-        run.invalid(name, size, f"{name} in body should have at least {node.min_properties} properties")
+        run.invalid(
+            name, size, f"{name} in body should have at least {node.min_properties} properties"
+        )
         return 0
     if node.max_properties is not None and size > node.max_properties:
         run.out.append(_too_many(run.path(name), size, node.max_properties))
@@ -296,7 +330,12 @@ def _check_object(node: Node, data: dict[str, Any], name: str, run: _Run) -> int
 
 def _too_many(path: str, actual: int, limit: int) -> FieldError:
     # apimachinery's TooMany says "items" for properties too.
-    return FieldError(ErrorType.TOO_MANY, path, f"must have at most {limit} {'item' if limit == 1 else 'items'}", actual)
+    return FieldError(
+        ErrorType.TOO_MANY,
+        path,
+        f"must have at most {limit} {'item' if limit == 1 else 'items'}",
+        actual,
+    )
 
 
 def _enum_equal(data: Any, allowed: Any) -> bool:
@@ -384,7 +423,11 @@ _META_STRINGS = ("name", "generateName", "namespace")
 def _embedded_meta(meta: Any, path: str) -> list[FieldError]:
     if not isinstance(meta, dict):
         found = _KINDS.get(type(meta), ("null", ""))[0]
-        return [status.invalid(path, meta, f"json: cannot unmarshal {found} into Go value of type v1.ObjectMeta")]
+        return [
+            status.invalid(
+                path, meta, f"json: cannot unmarshal {found} into Go value of type v1.ObjectMeta"
+            )
+        ]
     for key in _META_STRINGS:
         if key in meta and meta[key] is not None and not isinstance(meta[key], str):
             found = _KINDS.get(type(meta[key]), ("object", ""))[0]
@@ -392,13 +435,23 @@ def _embedded_meta(meta: Any, path: str) -> list[FieldError]:
             return [status.invalid(path, meta, detail)]
     errs = []
     name = meta.get("name") or ""
-    for msg in ([f"may not be '{name}'"] if name in (".", "..") else
-                [f"may not contain '{c}'" for c in "/%" if c in name]):
+    for msg in (
+        [f"may not be '{name}'"]
+        if name in (".", "..")
+        else [f"may not contain '{c}'" for c in "/%" if c in name]
+    ):
         errs.append(status.invalid(f"{path}.name", name, msg))
     generate = meta.get("generateName") or ""
-    errs += [status.invalid(f"{path}.generateName", generate, f"may not contain '{c}'") for c in "/%" if c in generate]
+    errs += [
+        status.invalid(f"{path}.generateName", generate, f"may not contain '{c}'")
+        for c in "/%"
+        if c in generate
+    ]
     if namespace := meta.get("namespace") or "":
-        errs += [status.invalid(f"{path}.namespace", namespace, m) for m in schema.dns1123_label_errors(namespace)]
+        errs += [
+            status.invalid(f"{path}.namespace", namespace, m)
+            for m in schema.dns1123_label_errors(namespace)
+        ]
     return errs
 
 
@@ -407,10 +460,18 @@ def _lists(data: Any, node: Node, path: str, out: list[FieldError]) -> None:
         for key, value in data.items():
             sub = node.properties.get(key) or node.additional
             if sub is not None and sub.walk_lists:
-                _lists(value, sub, _child(path, key) if key in node.properties else f"{path}[{key}]", out)
+                _lists(
+                    value,
+                    sub,
+                    _child(path, key) if key in node.properties else f"{path}[{key}]",
+                    out,
+                )
     elif isinstance(data, list):
         if node.list_type == "set":
-            out.extend(status.duplicate(f"{path}[{i}]", data[i]) for i in _repeats([_set_key(x) for x in data]))
+            out.extend(
+                status.duplicate(f"{path}[{i}]", data[i])
+                for i in _repeats([_set_key(x) for x in data])
+            )
         elif node.list_type == "map":
             out.extend(_list_map_errors(data, node.list_map_keys, path))
         if node.items is not None and node.items.walk_lists:
@@ -421,9 +482,16 @@ def _lists(data: Any, node: Node, path: str, out: list[FieldError]) -> None:
 def _list_map_errors(data: list[Any], keys: tuple[str, ...], path: str) -> list[FieldError]:
     for i, item in enumerate(data):
         if item is not None and not isinstance(item, dict):
-            return [status.invalid(f"{path}[{i}]", item, "must be an object for an array of list-type map")]
+            return [
+                status.invalid(
+                    f"{path}[{i}]", item, "must be an object for an array of list-type map"
+                )
+            ]
     entries = [{k: item[k] for k in keys if k in item} if item else {} for item in data]
-    return [status.duplicate(f"{path}[{i}]", entries[i]) for i in _repeats([_set_key(e) for e in entries])]
+    return [
+        status.duplicate(f"{path}[{i}]", entries[i])
+        for i in _repeats([_set_key(e) for e in entries])
+    ]
 
 
 def _set_key(value: Any) -> Any:

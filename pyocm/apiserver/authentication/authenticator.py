@@ -31,7 +31,9 @@ class Authenticator:
         self._sa_public_key = sa_public_key
         self._issuer = issuer
 
-    async def authenticate(self, *, peercert: dict[str, Any] | None, authorization: str | None) -> users.UserInfo | None:
+    async def authenticate(
+        self, *, peercert: dict[str, Any] | None, authorization: str | None
+    ) -> users.UserInfo | None:
         """The user, or None for an anonymous request. Raises 401 for a bad credential."""
         if peercert:
             identity = _from_peercert(peercert)
@@ -56,11 +58,15 @@ class Authenticator:
         raise status.unauthorized()
 
     async def _bootstrap(self, token_id: str, secret: str) -> users.UserInfo | None:
-        kv = await self._backend.get(f"/registry/core/secrets/kube-system/bootstrap-token-{token_id}")
+        kv = await self._backend.get(
+            f"/registry/core/secrets/kube-system/bootstrap-token-{token_id}"
+        )
         if kv is None:
             return None
         obj = codec.decode(kv)
-        if obj.get("type") != BOOTSTRAP_SECRET_TYPE or obj.get("metadata", {}).get("deletionTimestamp"):
+        if obj.get("type") != BOOTSTRAP_SECRET_TYPE or obj.get("metadata", {}).get(
+            "deletionTimestamp"
+        ):
             return None
         data = {k: _b64(v) for k, v in (obj.get("data") or {}).items()}
         if data.get("token-id") != token_id or data.get("usage-bootstrap-authentication") != "true":
@@ -82,16 +88,25 @@ class Authenticator:
 
     async def _service_account(self, token: str) -> users.UserInfo:
         try:
-            claims = jwt.verify_token(self._sa_public_key, token, issuer=self._issuer, now=datetime.now(UTC))
+            claims = jwt.verify_token(
+                self._sa_public_key, token, issuer=self._issuer, now=datetime.now(UTC)
+            )
         except jwt.TokenError:
             raise status.unauthorized() from None
         name = claims.service_account_name
         kv = await self._backend.get(f"/registry/core/serviceaccounts/{claims.namespace}/{name}")
-        if kv is None or codec.decode(kv).get("metadata", {}).get("uid") != claims.service_account_uid:
+        if (
+            kv is None
+            or codec.decode(kv).get("metadata", {}).get("uid") != claims.service_account_uid
+        ):
             raise status.unauthorized()
         return users.UserInfo(
             name=jwt.service_account_username(claims.namespace, name),
-            groups=("system:serviceaccounts", f"system:serviceaccounts:{claims.namespace}", users.AUTHENTICATED),
+            groups=(
+                "system:serviceaccounts",
+                f"system:serviceaccounts:{claims.namespace}",
+                users.AUTHENTICATED,
+            ),
             uid=claims.service_account_uid,
         )
 

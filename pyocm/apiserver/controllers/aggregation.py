@@ -37,5 +37,7 @@ class AggregationController:
             if role is None or (role.get("rules") or []) == rules:
                 continue
             role["rules"] = rules
-            await self._state.store.update(self._info, name=name, obj=role, ctx=Context(user=SYSTEM))
+            await self._state.store.update(
+                self._info, name=name, obj=role, ctx=Context(user=SYSTEM)
+            )
         return None

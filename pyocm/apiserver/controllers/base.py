@@ -23,7 +23,13 @@ class KeyedLoop:
     """Runs ``reconcile(key)`` for queued keys, one at a time, each key at most once
     in the queue. ``reconcile`` returns seconds after which to look again, or None."""
 
-    def __init__(self, name: str, reconcile: Callable[[str], Awaitable[float | None]], *, retry_after: float = 1.0) -> None:
+    def __init__(
+        self,
+        name: str,
+        reconcile: Callable[[str], Awaitable[float | None]],
+        *,
+        retry_after: float = 1.0,
+    ) -> None:
         self.name = name
         self._reconcile = reconcile
         self._retry_after = retry_after

@@ -57,7 +57,7 @@ class CsrSigner:
     def _on_commit(self, events: list[Event]) -> None:
         for event in events:
             if event.type is EventType.PUT and event.kv.key.startswith(self._prefix):
-                self.loop.add(event.kv.key[len(self._prefix):])
+                self.loop.add(event.kv.key[len(self._prefix) :])
 
     async def _reconcile(self, name: str) -> float | None:
         csr = await self._state.store.get(self._info, namespace="", name=name)
@@ -77,15 +77,23 @@ class CsrSigner:
             )
         except signer.SigningRefused as err:
             now = timefmt.now_rfc3339()
-            failed = {"type": "Failed", "status": "True", "reason": err.reason, "message": err.message,
-                      "lastUpdateTime": now, "lastTransitionTime": now}
+            failed = {
+                "type": "Failed",
+                "status": "True",
+                "reason": err.reason,
+                "message": err.message,
+                "lastUpdateTime": now,
+                "lastTransitionTime": now,
+            }
             csr.setdefault("status", {}).setdefault("conditions", []).append(failed)
         except signer.SigningError as err:
             log.warning("cannot sign CSR %s yet: %s", name, err)
             return 30.0
         else:
             csr.setdefault("status", {})["certificate"] = base64.b64encode(cert).decode()
-        await self._state.store.update(self._info, name=name, obj=csr, ctx=Context(user=SYSTEM, subresource="status"))
+        await self._state.store.update(
+            self._info, name=name, obj=csr, ctx=Context(user=SYSTEM, subresource="status")
+        )
         return None
 
 
@@ -109,7 +117,10 @@ class CsrCleaner:
             if expired(csr, now=now):
                 try:
                     await self._state.store.delete(
-                        self._info, name=csr["metadata"]["name"], ctx=Context(user=SYSTEM), options=DeleteOptions()
+                        self._info,
+                        name=csr["metadata"]["name"],
+                        ctx=Context(user=SYSTEM),
+                        options=DeleteOptions(),
                     )
                 except status.ApiError as err:
                     if err.reason != "NotFound":
@@ -121,7 +132,9 @@ def expired(csr: Obj, *, now: datetime) -> bool:
     found = conditions(csr)
     for kind, ttl in (("Approved", APPROVED_TTL), ("Denied", DENIED_TTL), ("Failed", DENIED_TTL)):
         cond = found.get(kind)
-        if cond is not None and _older(cond.get("lastUpdateTime") or cond.get("lastTransitionTime"), ttl, now):
+        if cond is not None and _older(
+            cond.get("lastUpdateTime") or cond.get("lastTransitionTime"), ttl, now
+        ):
             return True
     if not found and _older(csr.get("metadata", {}).get("creationTimestamp"), PENDING_TTL, now):
         return True

@@ -31,7 +31,11 @@ class EventTtl:
         _, events = await self._state.store.list(self._info, namespace="")
         cutoff = datetime.now(UTC) - EVENT_TTL
         for event in events:
-            stamp = event.get("lastTimestamp") or event.get("eventTime") or event["metadata"].get("creationTimestamp")
+            stamp = (
+                event.get("lastTimestamp")
+                or event.get("eventTime")
+                or event["metadata"].get("creationTimestamp")
+            )
             try:
                 seen = timefmt.parse_time(str(stamp))
             except ValueError:
@@ -39,7 +43,8 @@ class EventTtl:
             if seen < cutoff:
                 with contextlib.suppress(status.ApiError):
                     await self._state.store.delete(
-                        self._info, name=event["metadata"]["name"],
+                        self._info,
+                        name=event["metadata"]["name"],
                         ctx=Context(user=SYSTEM, namespace=event["metadata"].get("namespace", "")),
                         options=DeleteOptions(),
                     )

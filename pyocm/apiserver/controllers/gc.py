@@ -91,7 +91,9 @@ class GarbageCollector:
                 continue
             self._track(key, obj)
             finalizers = (obj.get("metadata") or {}).get("finalizers") or []
-            if (obj.get("metadata") or {}).get("deletionTimestamp") and (ORPHAN in finalizers or FOREGROUND in finalizers):
+            if (obj.get("metadata") or {}).get("deletionTimestamp") and (
+                ORPHAN in finalizers or FOREGROUND in finalizers
+            ):
                 self.loop.add(key)
             owners = self._owners_of.get(key, ())
             if owners and any(o not in self._uid_key for o in owners):
@@ -116,7 +118,9 @@ class GarbageCollector:
         if owners and all(o not in self._uid_key for o in owners):
             with contextlib.suppress(status.ApiError):
                 await self._state.store.delete(
-                    info, name=meta["name"], ctx=Context(user=SYSTEM, namespace=meta.get("namespace", "")),
+                    info,
+                    name=meta["name"],
+                    ctx=Context(user=SYSTEM, namespace=meta.get("namespace", "")),
                     options=DeleteOptions(),
                 )
         return None
@@ -135,10 +139,14 @@ class GarbageCollector:
             if dep_info is None or kv is None:
                 continue
             dep = codec.decode(kv)
-            dep["metadata"]["ownerReferences"] = [r for r in dep["metadata"].get("ownerReferences") or [] if r.get("uid") != uid]
+            dep["metadata"]["ownerReferences"] = [
+                r for r in dep["metadata"].get("ownerReferences") or [] if r.get("uid") != uid
+            ]
             with contextlib.suppress(status.ApiError):
                 await self._state.store.update(
-                    dep_info, name=dep["metadata"]["name"], obj=dep,
+                    dep_info,
+                    name=dep["metadata"]["name"],
+                    obj=dep,
                     ctx=Context(user=SYSTEM, namespace=dep["metadata"].get("namespace", "")),
                 )
         await self._remove_finalizer(info, owner, ORPHAN)
@@ -156,7 +164,8 @@ class GarbageCollector:
                 continue
             with contextlib.suppress(status.ApiError):
                 await self._state.store.delete(
-                    dep_info, name=dep["metadata"]["name"],
+                    dep_info,
+                    name=dep["metadata"]["name"],
                     ctx=Context(user=SYSTEM, namespace=dep["metadata"].get("namespace", "")),
                     options=DeleteOptions(propagation_policy="Foreground"),
                 )
@@ -169,5 +178,8 @@ class GarbageCollector:
         meta = obj["metadata"]
         meta["finalizers"] = [f for f in meta.get("finalizers") or [] if f != finalizer]
         await self._state.store.update(
-            info, name=meta["name"], obj=obj, ctx=Context(user=SYSTEM, namespace=meta.get("namespace", ""))
+            info,
+            name=meta["name"],
+            obj=obj,
+            ctx=Context(user=SYSTEM, namespace=meta.get("namespace", "")),
         )

@@ -43,7 +43,7 @@ class NamespaceController:
     def _on_commit(self, events: list[Event]) -> None:
         for event in events:
             if event.type is EventType.PUT and event.kv.key.startswith(self._prefix):
-                self.loop.add(event.kv.key[len(self._prefix):])
+                self.loop.add(event.kv.key[len(self._prefix) :])
 
     async def _reconcile(self, name: str) -> float | None:
         ns = await self._state.store.get(self._info, namespace="", name=name)
@@ -54,7 +54,9 @@ class NamespaceController:
             return RECHECK_SECONDS
         finalizers = [f for f in (ns.get("spec") or {}).get("finalizers") or [] if f != FINALIZER]
         ns.setdefault("spec", {})["finalizers"] = finalizers
-        await self._state.store.update(self._info, name=name, obj=ns, ctx=Context(user=SYSTEM, subresource="finalize"))
+        await self._state.store.update(
+            self._info, name=name, obj=ns, ctx=Context(user=SYSTEM, subresource="finalize")
+        )
         return None
 
     def _namespaced(self) -> list[ResourceInfo]:
@@ -74,7 +76,9 @@ class NamespaceController:
                     continue
                 with contextlib.suppress(status.ApiError):
                     await self._state.store.delete(
-                        info, name=item["metadata"]["name"], ctx=Context(user=SYSTEM, namespace=namespace),
+                        info,
+                        name=item["metadata"]["name"],
+                        ctx=Context(user=SYSTEM, namespace=namespace),
                         options=DeleteOptions(),
                     )
         return remaining

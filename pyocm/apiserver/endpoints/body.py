@@ -16,17 +16,23 @@ if TYPE_CHECKING:
 Obj = dict[str, Any]
 
 
-async def read_object(request: web.Request, info: ResourceInfo, *, kind: str = "", group_version: str = "") -> Obj:
+async def read_object(
+    request: web.Request, info: ResourceInfo, *, kind: str = "", group_version: str = ""
+) -> Obj:
     """The body as an object of ``info``'s kind (or the given kind for subresources
     with their own kind). Missing apiVersion/kind are filled in; wrong ones are refused."""
     raw = await negotiation.read_body(request)
     obj = negotiation.decode_object(raw, request.headers.get("Content-Type", ""))
-    return check_object(obj, kind=kind or info.kind, group_version=group_version or info.group_version)
+    return check_object(
+        obj, kind=kind or info.kind, group_version=group_version or info.group_version
+    )
 
 
 def check_object(obj: Any, *, kind: str, group_version: str) -> Obj:
     if not isinstance(obj, dict):
-        raise status.bad_request(f"the body of the request must be a JSON object of kind {kind}, got {type(obj).__name__}")
+        raise status.bad_request(
+            f"the body of the request must be a JSON object of kind {kind}, got {type(obj).__name__}"
+        )
     body_version = obj.get("apiVersion")
     body_kind = obj.get("kind")
     if body_version and body_version != group_version:
@@ -34,7 +40,9 @@ def check_object(obj: Any, *, kind: str, group_version: str) -> Obj:
             f"the API version in the data ({body_version}) does not match the expected API version ({group_version})"
         )
     if body_kind and body_kind != kind:
-        raise status.bad_request(f"the kind in the data ({body_kind}) does not match the expected kind ({kind})")
+        raise status.bad_request(
+            f"the kind in the data ({body_kind}) does not match the expected kind ({kind})"
+        )
     metadata = obj.get("metadata")
     if metadata is not None and not isinstance(metadata, dict):
         raise status.bad_request("metadata: the value must be an object")

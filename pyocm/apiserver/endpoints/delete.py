@@ -63,23 +63,37 @@ async def serve(request: web.Request, state: ServerState, target: Target) -> web
     return responses.json_response(result.obj, code=code)
 
 
-async def serve_collection(request: web.Request, state: ServerState, target: Target) -> web.Response:
+async def serve_collection(
+    request: web.Request, state: ServerState, target: Target
+) -> web.Response:
     opts = await delete_options(request)
     query = options.list_options(request.query, target.info)
     ctx = target.context(dry_run=opts.dry_run)
-    _, items = await state.store.list(target.info, namespace=target.namespace, labels=query.labels, fields=query.fields)
+    _, items = await state.store.list(
+        target.info, namespace=target.namespace, labels=query.labels, fields=query.fields
+    )
     deleted = []
     for item in items:
         meta = item["metadata"]
-        item_ctx = dataclasses.replace(ctx, namespace=meta.get("namespace", "")) if target.info.namespaced else ctx
+        item_ctx = (
+            dataclasses.replace(ctx, namespace=meta.get("namespace", ""))
+            if target.info.namespaced
+            else ctx
+        )
         try:
-            result = await state.store.delete(target.info, name=meta["name"], ctx=item_ctx, options=opts)
+            result = await state.store.delete(
+                target.info, name=meta["name"], ctx=item_ctx, options=opts
+            )
         except status.ApiError as err:
             if err.reason == "NotFound":
                 continue
             raise
         deleted.append(result.obj)
     return responses.json_response(
-        {"kind": f"{target.info.kind}List", "apiVersion": target.info.group_version,
-         "metadata": {"resourceVersion": str(state.store.backend.current_revision())}, "items": deleted}
+        {
+            "kind": f"{target.info.kind}List",
+            "apiVersion": target.info.group_version,
+            "metadata": {"resourceVersion": str(state.store.backend.current_revision())},
+            "items": deleted,
+        }
     )

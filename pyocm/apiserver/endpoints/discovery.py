@@ -61,7 +61,10 @@ def _group(catalog: Catalog, group: str) -> dict[str, Any]:
 
 
 def group_list(catalog: Catalog) -> dict[str, Any]:
-    groups = [{k: v for k, v in _group(catalog, g).items() if k not in ("kind", "apiVersion")} for g in catalog.groups()]
+    groups = [
+        {k: v for k, v in _group(catalog, g).items() if k not in ("kind", "apiVersion")}
+        for g in catalog.groups()
+    ]
     return {"kind": "APIGroupList", "apiVersion": "v1", "groups": groups}
 
 

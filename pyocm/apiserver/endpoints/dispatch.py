@@ -36,7 +36,9 @@ async def handle(request: web.Request) -> web.StreamResponse:
         raise
     except Exception:
         log.exception("unexpected error serving %s %s", request.method, request.path)
-        return responses.error_response(status.internal("an unexpected error occurred; see the server log"))
+        return responses.error_response(
+            status.internal("an unexpected error occurred; see the server log")
+        )
 
 
 async def _handle(request: web.Request, state: ServerState) -> web.StreamResponse:
@@ -49,7 +51,9 @@ async def _handle(request: web.Request, state: ServerState) -> web.StreamRespons
         authorization=request.headers.get("Authorization"),
     )
     if user is None:
-        if path.split("?")[0] in PUBLIC_PATHS or path.startswith(("/livez/", "/readyz/", "/healthz/")):
+        if path.split("?")[0] in PUBLIC_PATHS or path.startswith(
+            ("/livez/", "/readyz/", "/healthz/")
+        ):
             return await nonresource.serve(request, state, info)
         # kube-apiserver's --anonymous-auth (on by default): no credential at all makes
         # the caller system:anonymous, and RBAC decides (kubeadm lets it read

@@ -62,14 +62,18 @@ def _json(raw: bytes) -> Any:
     try:
         return orjson.loads(raw)
     except orjson.JSONDecodeError as err:
-        raise status.bad_request(f"the body of the request could not be decoded as JSON: {err.msg} at offset {err.pos}") from None
+        raise status.bad_request(
+            f"the body of the request could not be decoded as JSON: {err.msg} at offset {err.pos}"
+        ) from None
 
 
 def _yaml(raw: bytes) -> Any:
     try:
         return yaml.load(raw, Loader=_YAML_LOADER)
     except yaml.YAMLError as err:
-        raise status.bad_request(f"the body of the request could not be decoded as YAML: {_short(err)}") from None
+        raise status.bad_request(
+            f"the body of the request could not be decoded as YAML: {_short(err)}"
+        ) from None
 
 
 def decode_apply(raw: bytes) -> Any:

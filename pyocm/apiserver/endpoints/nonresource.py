@@ -26,7 +26,11 @@ async def serve(request: web.Request, state: ServerState, info: RequestInfo) -> 
     if path in _HEALTH or path.startswith(tuple(h + "/" for h in _HEALTH)):
         return _health(state, path, verbose="verbose" in request.query)
     if path == "/openapi/v2":
-        return web.Response(body=b"", content_type=OPENAPI_V2_PROTO) if _wants_proto(request) else responses.json_response(_openapi_v2())
+        return (
+            web.Response(body=b"", content_type=OPENAPI_V2_PROTO)
+            if _wants_proto(request)
+            else responses.json_response(_openapi_v2())
+        )
     if path == "/openapi/v3":
         return responses.json_response({"paths": {}})
     raise status.path_not_found()
@@ -37,13 +41,20 @@ def _wants_proto(request: web.Request) -> bool:
 
 
 def _openapi_v2() -> dict[str, object]:
-    return {"swagger": "2.0", "info": {"title": "pyocm", "version": "v0"}, "paths": {}, "definitions": {}}
+    return {
+        "swagger": "2.0",
+        "info": {"title": "pyocm", "version": "v0"},
+        "paths": {},
+        "definitions": {},
+    }
 
 
 def _health(state: ServerState, path: str, *, verbose: bool) -> web.Response:
     ready = not state.stopping.is_set()
     if path.startswith("/readyz") and not ready:
-        return web.Response(text="[-]shutdown failed: reason withheld\nreadyz check failed\n", status=500)
+        return web.Response(
+            text="[-]shutdown failed: reason withheld\nreadyz check failed\n", status=500
+        )
     if verbose:
         name = path.strip("/").split("/")[0]
         return web.Response(text=f"[+]ping ok\n[+]etcd ok\n{name} check passed\n")

@@ -30,7 +30,9 @@ class ListOptions:
     timeout_seconds: int | None
 
 
-def list_options(query: Mapping[str, str], info: ResourceInfo, *, watch: bool = False) -> ListOptions:
+def list_options(
+    query: Mapping[str, str], info: ResourceInfo, *, watch: bool = False
+) -> ListOptions:
     labels = _labels(query.get("labelSelector", ""))
     fields = _fields(query.get("fieldSelector", ""), info)
     rv = query.get("resourceVersion", "")
@@ -39,7 +41,8 @@ def list_options(query: Mapping[str, str], info: ResourceInfo, *, watch: bool = 
     _check_rv_match(rv=rv, match=match, watch=watch, send_initial=send_initial)
     if send_initial and not truthy(query.get("allowWatchBookmarks", "false")):
         raise _invalid_list_options(
-            "allowWatchBookmarks", "FieldValueForbidden",
+            "allowWatchBookmarks",
+            "FieldValueForbidden",
             "allowWatchBookmarks: Forbidden: sendInitialEvents requires setting allowWatchBookmarks to true",
         )
     return ListOptions(
@@ -60,7 +63,9 @@ def _labels(raw: str) -> selectors.LabelSelector | None:
     try:
         return selectors.parse_label_selector(raw)
     except ValueError as err:
-        raise status.bad_request(f"unable to parse requirement: {err}" if "unable to parse" not in str(err) else str(err)) from None
+        raise status.bad_request(
+            f"unable to parse requirement: {err}" if "unable to parse" not in str(err) else str(err)
+        ) from None
 
 
 def _fields(raw: str, info: ResourceInfo) -> selectors.FieldSelector | None:
@@ -72,7 +77,7 @@ def _fields(raw: str, info: ResourceInfo) -> selectors.FieldSelector | None:
         raise status.bad_request(str(err)) from None
     for field in parsed.fields():
         if field not in info.strategy.fields:
-            raise status.bad_request(f'field label not supported: {field}')
+            raise status.bad_request(f"field label not supported: {field}")
     return parsed
 
 
@@ -80,28 +85,33 @@ def _check_rv_match(*, rv: str, match: str, watch: bool, send_initial: bool) -> 
     if send_initial:
         if not watch:
             raise _invalid_list_options(
-                "sendInitialEvents", "FieldValueForbidden",
+                "sendInitialEvents",
+                "FieldValueForbidden",
                 "sendInitialEvents: Forbidden: sendInitialEvents is forbidden for list",
             )
         if match != "NotOlderThan":
             raise _invalid_list_options(
-                "resourceVersionMatch", "FieldValueForbidden",
+                "resourceVersionMatch",
+                "FieldValueForbidden",
                 "resourceVersionMatch: Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan",
             )
         return
     if match and match not in ("NotOlderThan", "Exact"):
         raise _invalid_list_options(
-            "resourceVersionMatch", "FieldValueNotSupported",
+            "resourceVersionMatch",
+            "FieldValueNotSupported",
             f'resourceVersionMatch: Unsupported value: "{match}": supported values: "Exact", "NotOlderThan", ""',
         )
     if match and not rv:
         raise _invalid_list_options(
-            "resourceVersionMatch", "FieldValueForbidden",
+            "resourceVersionMatch",
+            "FieldValueForbidden",
             "resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided",
         )
     if watch and match:
         raise _invalid_list_options(
-            "resourceVersionMatch", "FieldValueForbidden",
+            "resourceVersionMatch",
+            "FieldValueForbidden",
             "resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided",
         )
 
@@ -111,7 +121,11 @@ def _invalid_list_options(field: str, reason: str, message: str) -> status.ApiEr
         code=422,
         reason="Invalid",
         message=f'ListOptions.meta.k8s.io "" is invalid: {message}',
-        details={"group": "meta.k8s.io", "kind": "ListOptions", "causes": [{"reason": reason, "message": message, "field": field}]},
+        details={
+            "group": "meta.k8s.io",
+            "kind": "ListOptions",
+            "causes": [{"reason": reason, "message": message, "field": field}],
+        },
     )
 
 
@@ -121,9 +135,13 @@ def _min_revision(rv: str) -> int:
     try:
         value = int(rv)
     except ValueError:
-        raise status.bad_request(f'resourceVersion: Invalid value: "{rv}": must be a non-negative integer') from None
+        raise status.bad_request(
+            f'resourceVersion: Invalid value: "{rv}": must be a non-negative integer'
+        ) from None
     if value < 0:
-        raise status.bad_request(f'resourceVersion: Invalid value: "{rv}": must be a non-negative integer')
+        raise status.bad_request(
+            f'resourceVersion: Invalid value: "{rv}": must be a non-negative integer'
+        )
     return value
 
 
@@ -133,7 +151,9 @@ def _timeout(raw: str | None) -> int | None:
     try:
         value = int(raw)
     except ValueError:
-        raise status.bad_request(f'timeoutSeconds: Invalid value: "{raw}": must be an integer') from None
+        raise status.bad_request(
+            f'timeoutSeconds: Invalid value: "{raw}": must be an integer'
+        ) from None
     return max(value, 0)
 
 
@@ -145,7 +165,11 @@ async def wait_for_revision(state: ServerState, info: ResourceInfo, revision: in
     while state.store.backend.current_revision() < revision:
         if loop.time() > deadline:
             raise errors.translate(
-                storage_errors.FutureRevision(requested=revision, current=state.store.backend.current_revision()), info, ""
+                storage_errors.FutureRevision(
+                    requested=revision, current=state.store.backend.current_revision()
+                ),
+                info,
+                "",
             )
         await asyncio.sleep(0.05)
 
@@ -163,7 +187,9 @@ def write_options(query: Mapping[str, str], body: Mapping[str, Any] | None = Non
         dry_run_values.extend(str(v) for v in body["dryRun"])
     for value in dry_run_values:
         if value != "All":
-            raise status.bad_request(f'dryRun: Unsupported value: "{value}": supported values: "All"')
+            raise status.bad_request(
+                f'dryRun: Unsupported value: "{value}": supported values: "All"'
+            )
     validation = query.get("fieldValidation", "") or "Ignore"
     if validation not in ("Ignore", "Warn", "Strict"):
         raise status.bad_request(
@@ -172,4 +198,6 @@ def write_options(query: Mapping[str, str], body: Mapping[str, Any] | None = Non
     manager = query.get("fieldManager", "")
     if len(manager) > 128:
         raise status.bad_request("fieldManager: Invalid value: must be no more than 128 characters")
-    return WriteOptions(dry_run=bool(dry_run_values), field_validation=validation, field_manager=manager)
+    return WriteOptions(
+        dry_run=bool(dry_run_values), field_validation=validation, field_manager=manager
+    )

@@ -92,7 +92,11 @@ async def serve(
 
 def _check_scope(target: Target) -> None:
     info, req = target.info, target.request
-    if not info.namespaced and req.namespace and not (info.plural == "namespaces" and not info.group):
+    if (
+        not info.namespaced
+        and req.namespace
+        and not (info.plural == "namespaces" and not info.group)
+    ):
         raise status.path_not_found()
     cross_namespace = req.verb in ("list", "watch", "deletecollection") or info.virtual
     if info.namespaced and not req.namespace and not cross_namespace:

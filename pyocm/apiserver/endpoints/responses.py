@@ -14,7 +14,9 @@ Obj = dict[str, Any]
 META_GV = "meta.k8s.io/v1"
 
 
-def json_response(body: Any, *, code: int = 200, headers: dict[str, str] | None = None) -> web.Response:
+def json_response(
+    body: Any, *, code: int = 200, headers: dict[str, str] | None = None
+) -> web.Response:
     return web.Response(
         body=orjson.dumps(body),
         status=code,
@@ -28,14 +30,20 @@ def error_response(err: status.ApiError) -> web.Response:
 
 
 def partial_metadata(obj: Obj) -> Obj:
-    return {"kind": "PartialObjectMetadata", "apiVersion": META_GV, "metadata": obj.get("metadata", {})}
+    return {
+        "kind": "PartialObjectMetadata",
+        "apiVersion": META_GV,
+        "metadata": obj.get("metadata", {}),
+    }
 
 
 def shape_object(obj: Obj, accept: Accept) -> Obj:
     return partial_metadata(obj) if accept.partial_metadata else obj
 
 
-def list_body(*, kind: str, api_version: str, revision: int, items: list[Obj], accept: Accept) -> Obj:
+def list_body(
+    *, kind: str, api_version: str, revision: int, items: list[Obj], accept: Accept
+) -> Obj:
     if accept.partial_metadata:
         return {
             "kind": "PartialObjectMetadataList",

@@ -35,7 +35,9 @@ async def serve(request: web.Request, state: ServerState, target: Target) -> web
     if kind == "SubjectAccessReview":
         obj["status"] = _access(state, _subject(kind, spec), spec, namespace_required="")
     elif kind == "LocalSubjectAccessReview":
-        obj["status"] = _access(state, _subject(kind, spec), spec, namespace_required=target.namespace)
+        obj["status"] = _access(
+            state, _subject(kind, spec), spec, namespace_required=target.namespace
+        )
     elif kind == "SelfSubjectAccessReview":
         obj["status"] = _access(state, target.user, spec, namespace_required="")
     elif kind == "SelfSubjectRulesReview":
@@ -58,9 +60,14 @@ def _subject(kind: str, spec: Obj) -> UserInfo:
     user = str(spec.get("user") or "")
     groups = spec.get("groups") or []
     if not user and not groups:
-        raise _invalid(kind, [status.invalid("spec.user", "", "at least one of user or group must be specified")])
+        raise _invalid(
+            kind,
+            [status.invalid("spec.user", "", "at least one of user or group must be specified")],
+        )
     extra = {str(k): tuple(str(x) for x in (v or [])) for k, v in (spec.get("extra") or {}).items()}
-    return UserInfo(name=user, groups=tuple(str(g) for g in groups), uid=str(spec.get("uid") or ""), extra=extra)
+    return UserInfo(
+        name=user, groups=tuple(str(g) for g in groups), uid=str(spec.get("uid") or ""), extra=extra
+    )
 
 
 def _access(state: ServerState, user: UserInfo, spec: Obj, *, namespace_required: str) -> Obj:
@@ -69,14 +76,24 @@ def _access(state: ServerState, user: UserInfo, spec: Obj, *, namespace_required
     if bool(resource) == bool(non_resource):
         raise _invalid(
             "SubjectAccessReview",
-            [status.invalid("spec.resourceAttributes", resource, "exactly one of nonResourceAttributes or resourceAttributes must be specified")],
+            [
+                status.invalid(
+                    "spec.resourceAttributes",
+                    resource,
+                    "exactly one of nonResourceAttributes or resourceAttributes must be specified",
+                )
+            ],
         )
     if resource:
         ns = str(resource.get("namespace") or "")
         if namespace_required and ns != namespace_required:
             raise _invalid(
                 "LocalSubjectAccessReview",
-                [status.invalid("spec.resourceAttributes.namespace", ns, "must match metadata.namespace")],
+                [
+                    status.invalid(
+                        "spec.resourceAttributes.namespace", ns, "must match metadata.namespace"
+                    )
+                ],
             )
         attrs = Attributes(
             user=user,
@@ -92,7 +109,10 @@ def _access(state: ServerState, user: UserInfo, spec: Obj, *, namespace_required
     else:
         assert isinstance(non_resource, dict)
         attrs = Attributes(
-            user=user, verb=str(non_resource.get("verb") or ""), resource_request=False, path=str(non_resource.get("path") or "")
+            user=user,
+            verb=str(non_resource.get("verb") or ""),
+            resource_request=False,
+            path=str(non_resource.get("path") or ""),
         )
     decision = authorizer.authorize(state.rbac, attrs)
     out: Obj = {"allowed": decision.allowed}
@@ -102,14 +122,19 @@ def _access(state: ServerState, user: UserInfo, spec: Obj, *, namespace_required
 
 
 def _rules(state: ServerState, user: UserInfo, spec: Obj) -> Obj:
-    return authorizer.rules_review_status(state.rbac, user, namespace=str(spec.get("namespace") or ""))
+    return authorizer.rules_review_status(
+        state.rbac, user, namespace=str(spec.get("namespace") or "")
+    )
 
 
 async def _token(state: ServerState, spec: Obj) -> Obj:
     token = str(spec.get("token") or "")
     if not token:
         raise status.invalid_object(
-            kind="TokenReview", group="authentication.k8s.io", name="", errors=[status.required("spec.token")]
+            kind="TokenReview",
+            group="authentication.k8s.io",
+            name="",
+            errors=[status.required("spec.token")],
         )
     try:
         user = await state.authenticator.authenticate_token(token)

@@ -22,14 +22,24 @@ MAX_EXPIRATION = 48 * 3600
 
 
 async def serve(request: web.Request, state: ServerState, target: Target) -> web.Response:
-    req = await body.read_object(request, target.info, kind="TokenRequest", group_version="authentication.k8s.io/v1")
+    req = await body.read_object(
+        request, target.info, kind="TokenRequest", group_version="authentication.k8s.io/v1"
+    )
     sa = await state.store.get(target.info, namespace=target.namespace, name=target.name)
     spec = req.get("spec") or {}
     seconds = int(spec.get("expirationSeconds") or DEFAULT_EXPIRATION)
     if seconds < MIN_EXPIRATION:
         raise status.invalid_object(
-            kind="TokenRequest", group="authentication.k8s.io", name=target.name,
-            errors=[status.invalid("spec.expirationSeconds", seconds, "may not specify a duration less than 10 minutes")],
+            kind="TokenRequest",
+            group="authentication.k8s.io",
+            name=target.name,
+            errors=[
+                status.invalid(
+                    "spec.expirationSeconds",
+                    seconds,
+                    "may not specify a duration less than 10 minutes",
+                )
+            ],
         )
     seconds = min(seconds, MAX_EXPIRATION)
     audiences = [str(a) for a in spec.get("audiences") or []] or [state.issuer]
@@ -46,6 +56,13 @@ async def serve(request: web.Request, state: ServerState, target: Target) -> web
     )
     spec = {**spec, "audiences": audiences, "expirationSeconds": seconds}
     req["spec"] = spec
-    req["metadata"] = {"name": target.name, "namespace": target.namespace, "creationTimestamp": timefmt.format_time(now)}
-    req["status"] = {"token": token, "expirationTimestamp": timefmt.format_time(now + timedelta(seconds=seconds))}
+    req["metadata"] = {
+        "name": target.name,
+        "namespace": target.namespace,
+        "creationTimestamp": timefmt.format_time(now),
+    }
+    req["status"] = {
+        "token": token,
+        "expirationTimestamp": timefmt.format_time(now + timedelta(seconds=seconds)),
+    }
     return responses.json_response(req, code=201)

@@ -47,7 +47,15 @@ async def serve(request: web.Request, state: ServerState, target: Target) -> web
     timeout = opts.timeout_seconds if opts.timeout_seconds is not None else DEFAULT_TIMEOUT
     events = watching.stream(state.store, wreq, after=after)
     try:
-        await _pump(response, state, target, events, timeout=timeout, bookmarks=opts.allow_bookmarks, accept=accept)
+        await _pump(
+            response,
+            state,
+            target,
+            events,
+            timeout=timeout,
+            bookmarks=opts.allow_bookmarks,
+            accept=accept,
+        )
     except (ConnectionResetError, asyncio.CancelledError):
         pass
     finally:
@@ -95,9 +103,17 @@ async def _pump(
             except StopAsyncIteration:
                 return
             next_event = None
-            if event.type == "BOOKMARK" and not bookmarks and "annotations" not in event.object.get("metadata", {}):
+            if (
+                event.type == "BOOKMARK"
+                and not bookmarks
+                and "annotations" not in event.object.get("metadata", {})
+            ):
                 continue
-            obj = event.object if event.type in ("ERROR", "BOOKMARK") else responses.shape_object(event.object, accept)
+            obj = (
+                event.object
+                if event.type in ("ERROR", "BOOKMARK")
+                else responses.shape_object(event.object, accept)
+            )
             rv = event.object.get("metadata", {}).get("resourceVersion")
             if rv and event.type != "ERROR":
                 last_revision = rv

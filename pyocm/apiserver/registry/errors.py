@@ -21,4 +21,6 @@ def translate(err: storage_errors.StorageError, info: ResourceInfo, name: str) -
             str(err),
             causes=[{"reason": "ResourceVersionTooLarge", "message": "Too large resource version"}],
         )
-    return status.ApiError(code=503, reason="ServiceUnavailable", message=f"storage unavailable: {err}")
+    return status.ApiError(
+        code=503, reason="ServiceUnavailable", message=f"storage unavailable: {err}"
+    )

@@ -30,7 +30,13 @@ Obj = dict[str, Any]
 Mutator = Callable[[Obj], Awaitable[Obj] | Obj]
 
 #: Set by the server on create, never taken from the client.
-_SERVER_SET = ("uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "selfLink")
+_SERVER_SET = (
+    "uid",
+    "creationTimestamp",
+    "deletionTimestamp",
+    "deletionGracePeriodSeconds",
+    "selfLink",
+)
 _GENERATE_NAME_TRIES = 8
 _UPDATE_TRIES = 16
 
@@ -83,9 +89,18 @@ class Store:
         return revision, items
 
     def matches(
-        self, info: ResourceInfo, obj: Obj, *, labels: LabelSelector | None, fields: FieldSelector | None
+        self,
+        info: ResourceInfo,
+        obj: Obj,
+        *,
+        labels: LabelSelector | None,
+        fields: FieldSelector | None,
     ) -> bool:
-        if labels is not None and not labels.empty and not labels.matches(meta(obj).get("labels") or {}):
+        if (
+            labels is not None
+            and not labels.empty
+            and not labels.matches(meta(obj).get("labels") or {})
+        ):
             return False
         if fields is not None and not fields.empty:
             getters = info.strategy.fields
@@ -143,19 +158,32 @@ class Store:
         if ctx.dry_run:
             return self.present(info, obj)
         try:
-            kv = await self.backend.create(info.key(namespace=ctx.namespace, name=name), codec.encode(obj))
+            kv = await self.backend.create(
+                info.key(namespace=ctx.namespace, name=name), codec.encode(obj)
+            )
         except storage_errors.StorageError as err:
             raise errors.translate(err, info, name) from None
         return self.present(info, codec.decode_at(kv.value, kv.mod_revision))
 
-    def _create_errors(self, info: ResourceInfo, obj: Obj, ctx: Context) -> builtins.list[status.FieldError]:
+    def _create_errors(
+        self, info: ResourceInfo, obj: Obj, ctx: Context
+    ) -> builtins.list[status.FieldError]:
         errs = objectmeta.validate_object_meta(
-            meta(obj), namespaced=info.namespaced, name_validator=info.strategy.name_validator,
+            meta(obj),
+            namespaced=info.namespaced,
+            name_validator=info.strategy.name_validator,
             builtin=info.strategy.builtin,
         )
         return errs + info.strategy.validate_create(obj, ctx)
 
-    def _validate(self, info: ResourceInfo, obj: Obj, ctx: Context, *, errors_: builtins.list[status.FieldError]) -> None:
+    def _validate(
+        self,
+        info: ResourceInfo,
+        obj: Obj,
+        ctx: Context,
+        *,
+        errors_: builtins.list[status.FieldError],
+    ) -> None:
         if ctx.field_validation == "Strict" and ctx.warnings:
             raise status.bad_request("strict decoding error: " + ", ".join(ctx.warnings))
         if errors_:
@@ -168,17 +196,23 @@ class Store:
             m.pop("namespace", None)
             return
         if body_ns and body_ns != namespace:
-            raise status.bad_request("the namespace of the provided object does not match the namespace sent on the request")
+            raise status.bad_request(
+                "the namespace of the provided object does not match the namespace sent on the request"
+            )
         m["namespace"] = namespace
 
     # --- update ------------------------------------------------------------------
 
-    async def update(self, info: ResourceInfo, *, name: str, obj: Obj, ctx: Context) -> tuple[Obj, bool]:
+    async def update(
+        self, info: ResourceInfo, *, name: str, obj: Obj, ctx: Context
+    ) -> tuple[Obj, bool]:
         """PUT semantics. Returns the stored object and whether it was created."""
         m = meta(obj)
         self._check_namespace(info, m, ctx.namespace)
         if m.get("name") and m["name"] != name:
-            raise status.bad_request(f"the name of the object ({m['name']}) does not match the name on the URL ({name})")
+            raise status.bad_request(
+                f"the name of the object ({m['name']}) does not match the name on the URL ({name})"
+            )
         m["name"] = name
         wanted_rv = str(m.get("resourceVersion") or "")
         for _ in range(_UPDATE_TRIES):
@@ -197,17 +231,29 @@ class Store:
                 raise status.conflict(resource=info.plural, group=info.group, name=name)
             if not wanted_rv and not info.strategy.allow_unconditional_update:
                 raise status.invalid_object(
-                    kind=info.kind, group=info.group, name=name,
-                    errors=[status.invalid("metadata.resourceVersion", 0, "must be specified for an update")],
+                    kind=info.kind,
+                    group=info.group,
+                    name=name,
+                    errors=[
+                        status.invalid(
+                            "metadata.resourceVersion", 0, "must be specified for an update"
+                        )
+                    ],
                 )
             try:
                 return await self._update_once(info, kv, copy.deepcopy(obj), ctx), False
             except storage_errors.Conflict:
                 if wanted_rv:
-                    raise status.conflict(resource=info.plural, group=info.group, name=name) from None
-        raise status.conflict(resource=info.plural, group=info.group, name=name, detail="too many concurrent writers")
+                    raise status.conflict(
+                        resource=info.plural, group=info.group, name=name
+                    ) from None
+        raise status.conflict(
+            resource=info.plural, group=info.group, name=name, detail="too many concurrent writers"
+        )
 
-    async def guaranteed_update(self, info: ResourceInfo, *, name: str, ctx: Context, mutate: Mutator) -> Obj:
+    async def guaranteed_update(
+        self, info: ResourceInfo, *, name: str, ctx: Context, mutate: Mutator
+    ) -> Obj:
         """Read, apply ``mutate`` to a copy, write; retried on concurrent modification.
 
         ``mutate`` (a patch) may set ``metadata.resourceVersion`` or ``metadata.uid``; a
@@ -226,16 +272,22 @@ class Store:
                 raise status.conflict(resource=info.plural, group=info.group, name=name)
             if m.get("uid") and m["uid"] != meta(current).get("uid"):
                 raise status.conflict(
-                    resource=info.plural, group=info.group, name=name,
+                    resource=info.plural,
+                    group=info.group,
+                    name=name,
                     detail=f"Precondition failed: UID in precondition: {m['uid']}, UID in object meta: {meta(current).get('uid')}",
                 )
             if m.get("name", name) != name:
-                raise status.bad_request(f"the name of the object ({m.get('name')}) does not match the name on the URL ({name})")
+                raise status.bad_request(
+                    f"the name of the object ({m.get('name')}) does not match the name on the URL ({name})"
+                )
             try:
                 return await self._update_once(info, kv, new, ctx)
             except storage_errors.Conflict:
                 continue
-        raise status.conflict(resource=info.plural, group=info.group, name=name, detail="too many concurrent writers")
+        raise status.conflict(
+            resource=info.plural, group=info.group, name=name, detail="too many concurrent writers"
+        )
 
     async def _update_once(self, info: ResourceInfo, kv: KeyValue, obj: Obj, ctx: Context) -> Obj:
         old = self.present(info, codec.decode(kv))
@@ -245,9 +297,13 @@ class Store:
         self._bump_generation(info, obj, old)
         request = Request(Operation.UPDATE, info, ctx, ctx.namespace, name, obj, old)
         await self.admission.mutate(request)
-        errs = objectmeta.validate_object_meta_update(meta(obj), meta(old), builtin=info.strategy.builtin)
+        errs = objectmeta.validate_object_meta_update(
+            meta(obj), meta(old), builtin=info.strategy.builtin
+        )
         errs += objectmeta.validate_object_meta(
-            meta(obj), namespaced=info.namespaced, name_validator=info.strategy.name_validator,
+            meta(obj),
+            namespaced=info.namespaced,
+            name_validator=info.strategy.name_validator,
             builtin=info.strategy.builtin,
         )
         errs += self._finalizer_errors(obj, old)
@@ -260,10 +316,16 @@ class Store:
         key = info.key(namespace=ctx.namespace, name=name)
         m = meta(obj)
         try:
-            if m.get("deletionTimestamp") and not m.get("finalizers") and not info.strategy.prepare_for_delete(copy.deepcopy(obj)):
+            if (
+                m.get("deletionTimestamp")
+                and not m.get("finalizers")
+                and not info.strategy.prepare_for_delete(copy.deepcopy(obj))
+            ):
                 deleted = await self.backend.delete(key, expected_revision=kv.mod_revision)
                 return self.present(info, codec.decode_at(codec.encode(obj), deleted.mod_revision))
-            new_kv = await self.backend.update(key, codec.encode(obj), expected_revision=kv.mod_revision)
+            new_kv = await self.backend.update(
+                key, codec.encode(obj), expected_revision=kv.mod_revision
+            )
         except storage_errors.Conflict:
             raise
         except storage_errors.StorageError as err:
@@ -273,11 +335,19 @@ class Store:
     def _carry_server_fields(self, obj: Obj, old: Obj) -> None:
         """Fields clients cannot set through an update keep their stored values."""
         m, old_m = meta(obj), meta(old)
-        for field in ("uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "generation"):
+        for field in (
+            "uid",
+            "creationTimestamp",
+            "deletionTimestamp",
+            "deletionGracePeriodSeconds",
+            "generation",
+        ):
             if field in old_m:
                 if field == "uid" and m.get("uid") and m["uid"] != old_m["uid"]:
                     raise status.conflict(
-                        resource="", group="", name=str(old_m.get("name")),
+                        resource="",
+                        group="",
+                        name=str(old_m.get("name")),
                         detail=f"Precondition failed: UID in precondition: {m['uid']}, UID in object meta: {old_m['uid']}",
                     )
                 m[field] = old_m[field]
@@ -297,15 +367,26 @@ class Store:
     def _finalizer_errors(self, obj: Obj, old: Obj) -> builtins.list[status.FieldError]:
         if not meta(old).get("deletionTimestamp"):
             return []
-        added = [f for f in meta(obj).get("finalizers") or [] if f not in (meta(old).get("finalizers") or [])]
+        added = [
+            f
+            for f in meta(obj).get("finalizers") or []
+            if f not in (meta(old).get("finalizers") or [])
+        ]
         if not added:
             return []
         rendered = "[]string{" + ", ".join(f'"{f}"' for f in added) + "}"
-        return [status.forbidden("metadata.finalizers", f"no new finalizers can be added if the object is being deleted, found new finalizers {rendered}")]
+        return [
+            status.forbidden(
+                "metadata.finalizers",
+                f"no new finalizers can be added if the object is being deleted, found new finalizers {rendered}",
+            )
+        ]
 
     # --- delete ------------------------------------------------------------------
 
-    async def delete(self, info: ResourceInfo, *, name: str, ctx: Context, options: DeleteOptions) -> DeleteResult:
+    async def delete(
+        self, info: ResourceInfo, *, name: str, ctx: Context, options: DeleteOptions
+    ) -> DeleteResult:
         for _ in range(_UPDATE_TRIES):
             kv = await self.get_kv(info, namespace=ctx.namespace, name=name)
             if kv is None:
@@ -318,18 +399,24 @@ class Store:
                 return await self._delete_once(info, kv, obj, ctx, options)
             except storage_errors.Conflict:
                 continue
-        raise status.conflict(resource=info.plural, group=info.group, name=name, detail="too many concurrent writers")
+        raise status.conflict(
+            resource=info.plural, group=info.group, name=name, detail="too many concurrent writers"
+        )
 
     def _check_preconditions(self, info: ResourceInfo, obj: Obj, options: DeleteOptions) -> None:
         m = meta(obj)
         if options.uid and options.uid != m.get("uid"):
             raise status.conflict(
-                resource=info.plural, group=info.group, name=str(m.get("name")),
+                resource=info.plural,
+                group=info.group,
+                name=str(m.get("name")),
                 detail=f"Precondition failed: UID in precondition: {options.uid}, UID in object meta: {m.get('uid')}",
             )
         if options.resource_version and options.resource_version != m.get("resourceVersion"):
             raise status.conflict(
-                resource=info.plural, group=info.group, name=str(m.get("name")),
+                resource=info.plural,
+                group=info.group,
+                name=str(m.get("name")),
                 detail=f"Precondition failed: ResourceVersion in precondition: {options.resource_version}, "
                 f"ResourceVersion in object meta: {m.get('resourceVersion')}",
             )
@@ -366,9 +453,13 @@ class Store:
         if codec.encode(new) == codec.encode(obj) or ctx.dry_run:
             return DeleteResult(new, False)
         try:
-            new_kv = await self.backend.update(key, codec.encode(new), expected_revision=kv.mod_revision)
+            new_kv = await self.backend.update(
+                key, codec.encode(new), expected_revision=kv.mod_revision
+            )
         except storage_errors.Conflict:
             raise
         except storage_errors.StorageError as err:
             raise errors.translate(err, info, str(m["name"])) from None
-        return DeleteResult(self.present(info, codec.decode_at(new_kv.value, new_kv.mod_revision)), False)
+        return DeleteResult(
+            self.present(info, codec.decode_at(new_kv.value, new_kv.mod_revision)), False
+        )

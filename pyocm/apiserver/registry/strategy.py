@@ -126,7 +126,9 @@ class Strategy:
 
     def spec_of(self, obj: Obj) -> Any:
         """The part of the object whose change bumps ``metadata.generation``."""
-        return {k: v for k, v in obj.items() if k not in ("metadata", "status", "apiVersion", "kind")}
+        return {
+            k: v for k, v in obj.items() if k not in ("metadata", "status", "apiVersion", "kind")
+        }
 
 
 def copy_field(obj: Obj, old: Obj, name: str) -> None:

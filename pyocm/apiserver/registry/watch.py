@@ -55,15 +55,21 @@ async def start_revision(store: Store, request: WatchRequest) -> int:
     try:
         wanted = int(rv)
     except ValueError:
-        raise status.bad_request(f'resourceVersion: Invalid value: "{rv}": must be a non-negative integer') from None
+        raise status.bad_request(
+            f'resourceVersion: Invalid value: "{rv}": must be a non-negative integer'
+        ) from None
     if wanted < 0:
-        raise status.bad_request(f'resourceVersion: Invalid value: "{rv}": must be a non-negative integer')
+        raise status.bad_request(
+            f'resourceVersion: Invalid value: "{rv}": must be a non-negative integer'
+        )
     loop = asyncio.get_running_loop()
     deadline = loop.time() + FUTURE_WAIT_SECONDS
     while wanted > store.backend.current_revision():
         if loop.time() >= deadline:
             raise errors.translate(
-                storage_errors.FutureRevision(requested=wanted, current=store.backend.current_revision()),
+                storage_errors.FutureRevision(
+                    requested=wanted, current=store.backend.current_revision()
+                ),
                 request.info,
                 "",
             )
@@ -76,14 +82,18 @@ async def stream(store: Store, request: WatchRequest, *, after: int) -> AsyncIte
     with the current state)."""
     info = request.info
     if after < 0 or request.send_initial_events:
-        revision, items = await store.list(info, namespace=request.namespace, labels=request.labels, fields=request.fields)
+        revision, items = await store.list(
+            info, namespace=request.namespace, labels=request.labels, fields=request.fields
+        )
         for obj in items:
             yield WatchEvent("ADDED", obj)
         if request.send_initial_events:
             yield WatchEvent("BOOKMARK", bookmark(info, revision, initial_end=True))
         after = revision
     try:
-        async for event in store.backend.watch(info.key_prefix(request.namespace), after_revision=after):
+        async for event in store.backend.watch(
+            info.key_prefix(request.namespace), after_revision=after
+        ):
             converted = _convert(store, request, event)
             if converted is not None:
                 yield converted
@@ -107,7 +117,9 @@ def _convert(store: Store, request: WatchRequest, event: Event) -> WatchEvent | 
             return None
         return WatchEvent("DELETED", obj)
     obj = store.present(info, codec.decode(event.kv))
-    now_matches = not selective or store.matches(info, obj, labels=request.labels, fields=request.fields)
+    now_matches = not selective or store.matches(
+        info, obj, labels=request.labels, fields=request.fields
+    )
     if event.prev is None:
         return WatchEvent("ADDED", obj) if now_matches else None
     if not selective:
@@ -120,4 +132,7 @@ def _convert(store: Store, request: WatchRequest, event: Event) -> WatchEvent | 
 
 
 def _selective(request: WatchRequest) -> bool:
-    return bool((request.labels and not request.labels.empty) or (request.fields and not request.fields.empty))
+    return bool(
+        (request.labels and not request.labels.empty)
+        or (request.fields and not request.fields.empty)
+    )
