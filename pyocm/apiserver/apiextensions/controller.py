@@ -17,6 +17,7 @@ from typing import Any
 from pyocm.apiserver.apiextensions import customresource
 from pyocm.apiserver.authentication.user import MASTERS, UserInfo
 from pyocm.apiserver.registry import codec
+from pyocm.apiserver.registry.builtin.apiextensions import CLEANUP_FINALIZER, set_crd_condition
 from pyocm.apiserver.registry.catalog import Catalog
 from pyocm.apiserver.registry.resources import ResourceInfo
 from pyocm.apiserver.registry.store import DeleteOptions, Store
@@ -26,7 +27,6 @@ from pyocm.kube import status, timefmt
 
 log = logging.getLogger("pyocm.apiserver.crd")
 
-CLEANUP_FINALIZER = "customresourcecleanup.apiextensions.k8s.io"
 SYSTEM = UserInfo(name="system:apiserver", groups=(MASTERS,))
 Obj = dict[str, Any]
 
@@ -153,9 +153,16 @@ class CrdController:
         }
 
     async def _cleanup(self, crd: Obj) -> None:
+        """Delete every instance, then drop the finalizer (which completes the CRD's deletion)."""
         name = crd["metadata"]["name"]
+        if CLEANUP_FINALIZER not in (crd["metadata"].get("finalizers") or []):
+            return
         for info in self._catalog.by_kind(crd["spec"]["group"], crd["spec"]["names"]["kind"])[:1]:
             _, items = await self._store.list(info, namespace="")
+            if items:
+                await self._terminating(
+                    crd, "InstanceDeletionInProgress", "CustomResource deletion is in progress"
+                )
             for item in items:
                 ctx = Context(user=SYSTEM, namespace=item["metadata"].get("namespace", ""))
                 with contextlib.suppress(status.ApiError):
@@ -163,13 +170,27 @@ class CrdController:
                         info, name=item["metadata"]["name"], ctx=ctx, options=DeleteOptions()
                     )
             _, left = await self._store.list(info, namespace="")
-            if left:
+            if left:  # instances with finalizers of their own: look again shortly
                 await asyncio.sleep(1.0)
                 self._pending.put_nowait(name)
                 return
-        finalizers = [f for f in crd["metadata"].get("finalizers") or [] if f != CLEANUP_FINALIZER]
-        crd["metadata"]["finalizers"] = finalizers
+        crd = await self._terminating(crd, "InstanceDeletionCompleted", "removed all instances")
+        crd["metadata"]["finalizers"] = [
+            f for f in crd["metadata"].get("finalizers") or [] if f != CLEANUP_FINALIZER
+        ]
         await self._store.update(self._crd_info, name=name, obj=crd, ctx=Context(user=SYSTEM))
+
+    async def _terminating(self, crd: Obj, reason: str, message: str) -> Obj:
+        found: list[Obj] = (crd.get("status") or {}).get("conditions") or []
+        condition: Obj = next((c for c in found if c.get("type") == "Terminating"), {})
+        if condition.get("reason") == reason:
+            return crd
+        set_crd_condition(crd, type="Terminating", status="True", reason=reason, message=message)
+        ctx = Context(user=SYSTEM, subresource="status")
+        stored, _ = await self._store.update(
+            self._crd_info, name=crd["metadata"]["name"], obj=crd, ctx=ctx
+        )
+        return stored
 
 
 def _condition(old: Obj | None, kind: str, value: str, reason: str, message: str) -> Obj:

@@ -14,6 +14,7 @@ from pyocm.apiserver.apiextensions import defaulting, pruning, validation
 from pyocm.apiserver.apiextensions.schema import CompiledSchema
 from pyocm.apiserver.registry.resources import ALL_VERBS, ResourceInfo, SubresourceInfo
 from pyocm.apiserver.registry.strategy import STATUS, Context, Obj, Strategy
+from pyocm.kube import status
 from pyocm.kube.status import FieldError
 
 CRD_GROUP = "apiextensions.k8s.io"
@@ -25,14 +26,27 @@ class CustomResourceStrategy(Strategy):
     builtin = False
 
     def __init__(
-        self, *, kind: str, schema: CompiledSchema | None, subresources: tuple[str, ...]
+        self,
+        *,
+        kind: str,
+        schema: CompiledSchema | None,
+        subresources: tuple[str, ...],
+        terminating: bool = False,
     ) -> None:
         self.subresources = subresources
         self._kind = kind
         self._schema = schema
+        self._terminating = terminating
         super().__init__()
 
     def prepare_for_create(self, obj: Obj, ctx: Context) -> None:
+        if self._terminating:
+            # apiextensions-apiserver refuses new instances of a CRD being deleted.
+            raise status.ApiError(
+                code=405,
+                reason="MethodNotAllowed",
+                message="create not allowed while custom resource definition is terminating",
+            )
         super().prepare_for_create(obj, ctx)
         self._normalise(obj, ctx)
 
@@ -85,7 +99,10 @@ def resources_for(crd: Obj) -> list[ResourceInfo]:
                 SubresourceInfo(name="scale", kind="Scale", group="autoscaling", version="v1")
             )
         strategy = CustomResourceStrategy(
-            kind=kind, schema=compiled, subresources=tuple(s.name for s in subs if s.name == STATUS)
+            kind=kind,
+            schema=compiled,
+            subresources=tuple(s.name for s in subs if s.name == STATUS),
+            terminating=bool((crd.get("metadata") or {}).get("deletionTimestamp")),
         )
         out.append(
             ResourceInfo(

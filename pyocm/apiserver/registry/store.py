@@ -426,12 +426,13 @@ class Store:
     ) -> DeleteResult:
         new = copy.deepcopy(obj)
         m = meta(new)
+        # The strategy goes first: it may add a finalizer of its own (a CRD's cleanup).
+        keep = info.strategy.prepare_for_delete(new)
         finalizers = list(m.get("finalizers") or [])
         policy = options.propagation_policy or ("Orphan" if options.orphan_dependents else "")
         extra = {"Orphan": "orphan", "Foreground": "foregroundDeletion"}.get(policy)
         if extra and extra not in finalizers and not m.get("deletionTimestamp"):
             finalizers.append(extra)
-        keep = info.strategy.prepare_for_delete(new)
         key = info.key(namespace=ctx.namespace, name=str(m["name"]))
         if not finalizers and not keep:
             if ctx.dry_run:

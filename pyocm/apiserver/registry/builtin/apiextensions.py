@@ -14,7 +14,10 @@ from __future__ import annotations
 from typing import Any
 
 from pyocm.apiserver.registry.strategy import STATUS, Context, Obj, Strategy
+from pyocm.kube import timefmt
 from pyocm.kube.status import FieldError
+
+CLEANUP_FINALIZER = "customresourcecleanup.apiextensions.k8s.io"
 
 
 def storage_version(crd: Obj) -> str:
@@ -47,6 +50,9 @@ def _apply_defaults(crd: Obj) -> None:
 
 class CustomResourceDefinitionStrategy(Strategy):
     subresources = (STATUS,)
+    #: apiextensions-apiserver validates metadata with apimachinery's generic rules, not
+    #: core's (whose finalizer rule would refuse its own customresourcecleanup finalizer).
+    builtin = False
     tracks_generation = True
     allow_unconditional_update = False
 
@@ -76,3 +82,42 @@ class CustomResourceDefinitionStrategy(Strategy):
 
     def spec_of(self, obj: Obj) -> Any:
         return obj.get("spec")
+
+    def prepare_for_delete(self, obj: Obj) -> bool:
+        """A first delete marks the CRD Terminating behind the cleanup finalizer, as
+        apiextensions-apiserver's REST does; its controller then deletes every custom
+        resource and drops the finalizer, which completes the deletion."""
+        meta = obj.setdefault("metadata", {})
+        if meta.get("deletionTimestamp"):
+            return False
+        finalizers = list(meta.get("finalizers") or [])
+        if CLEANUP_FINALIZER not in finalizers:
+            meta["finalizers"] = [*finalizers, CLEANUP_FINALIZER]
+        set_crd_condition(
+            obj,
+            type="Terminating",
+            status="True",
+            reason="InstanceDeletionPending",
+            message="CustomResourceDefinition marked for deletion; CustomResource deletion will begin soon",
+        )
+        return True
+
+
+def set_crd_condition(crd: Obj, *, type: str, status: str, reason: str, message: str) -> None:
+    """Add or replace one status condition (lastTransitionTime moves when status changes)."""
+    found = crd.setdefault("status", {}).setdefault("conditions", [])
+    for condition in found:
+        if condition.get("type") == type:
+            if condition.get("status") != status:
+                condition["lastTransitionTime"] = timefmt.now_rfc3339()
+            condition.update(status=status, reason=reason, message=message)
+            return
+    found.append(
+        {
+            "type": type,
+            "status": status,
+            "lastTransitionTime": timefmt.now_rfc3339(),
+            "reason": reason,
+            "message": message,
+        }
+    )
