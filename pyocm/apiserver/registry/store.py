@@ -103,13 +103,22 @@ class Store:
         ):
             return False
         if fields is not None and not fields.empty:
+            # Field getters read the stored shape, so every served version of a kind
+            # selects the same objects.
+            stored = info.strategy.to_storage(obj)
             getters = info.strategy.fields
-            return fields.matches(lambda f: getters[f](obj) if f in getters else None)
+            return fields.matches(lambda f: getters[f](stored) if f in getters else None)
         return True
 
+    @staticmethod
+    def _stored(info: ResourceInfo, obj: Obj) -> bytes:
+        return codec.encode(info.strategy.to_storage(obj))
+
     def present(self, info: ResourceInfo, obj: Obj) -> Obj:
-        """The object as served at ``info``'s version (stored objects of another served
-        version of the same kind differ only in apiVersion)."""
+        """The object as served at ``info``'s version: converted from the stored shape
+        by the strategy (events.k8s.io Events are stored as core Events), then stamped
+        with the served apiVersion (other versions of a CRD differ only there)."""
+        obj = info.strategy.from_storage(obj)
         obj["apiVersion"] = info.group_version
         obj["kind"] = info.kind
         info.strategy.on_read(obj)
@@ -159,7 +168,7 @@ class Store:
             return self.present(info, obj)
         try:
             kv = await self.backend.create(
-                info.key(namespace=ctx.namespace, name=name), codec.encode(obj)
+                info.key(namespace=ctx.namespace, name=name), self._stored(info, obj)
             )
         except storage_errors.StorageError as err:
             raise errors.translate(err, info, name) from None
@@ -324,7 +333,7 @@ class Store:
                 deleted = await self.backend.delete(key, expected_revision=kv.mod_revision)
                 return self.present(info, codec.decode_at(codec.encode(obj), deleted.mod_revision))
             new_kv = await self.backend.update(
-                key, codec.encode(obj), expected_revision=kv.mod_revision
+                key, self._stored(info, obj), expected_revision=kv.mod_revision
             )
         except storage_errors.Conflict:
             raise
@@ -455,7 +464,7 @@ class Store:
             return DeleteResult(new, False)
         try:
             new_kv = await self.backend.update(
-                key, codec.encode(new), expected_revision=kv.mod_revision
+                key, self._stored(info, new), expected_revision=kv.mod_revision
             )
         except storage_errors.Conflict:
             raise

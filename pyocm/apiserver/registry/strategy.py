@@ -105,6 +105,15 @@ class Strategy:
     def validate_create(self, obj: Obj, ctx: Context) -> list[FieldError]:
         return []
 
+    def to_storage(self, obj: Obj) -> Obj:
+        """The object in the shape it is stored in (identity unless versions of a kind
+        share a store in different shapes). Must accept an already stored shape."""
+        return obj
+
+    def from_storage(self, obj: Obj) -> Obj:
+        """The stored object in this resource's served shape; must accept a served one."""
+        return obj
+
     def prepare_for_delete(self, obj: Obj) -> bool:
         """Called before a delete of ``obj``; may mutate it. True means the object must
         stay (as terminating) even without metadata finalizers, as a Namespace with

@@ -292,6 +292,9 @@ class CoreEventStrategy(Strategy):
             "type": _top("type"),
         }
 
+    def to_storage(self, obj: Obj) -> Obj:
+        return as_core(obj)
+
     def prepare_for_create(self, obj: Obj, ctx: Context) -> None:
         normalize_times(obj)
 
@@ -316,6 +319,9 @@ class EventStrategy(CoreEventStrategy):
 
     def name_validator(self, name: str) -> list[str]:
         return names.is_dns1123_subdomain(name)
+
+    def from_storage(self, obj: Obj) -> Obj:
+        return obj if is_events_shape(obj) else from_core(obj)
 
     def field_getters(self) -> Mapping[str, FieldGetter]:
         fields = {f"regarding.{f}": _reference(f) for f in _REFERENCE_FIELDS}
