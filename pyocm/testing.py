@@ -211,6 +211,22 @@ class Client:
             except orjson.JSONDecodeError:
                 return resp.status, text.decode(errors="replace")
 
+    async def exchange(
+        self, method: str, path: str, body: Any = None, *, params: dict[str, str] | None = None
+    ) -> tuple[int, list[str], Any]:
+        """Like :meth:`request`, also answering the response's ``Warning`` headers."""
+        data = orjson.dumps(body) if body is not None else None
+        hdrs = {"Content-Type": "application/json"} if data is not None else {}
+        async with self.session.request(
+            method, path, data=data, headers=hdrs, params=params, ssl=self._ssl
+        ) as resp:
+            text = await resp.read()
+            return (
+                resp.status,
+                resp.headers.getall("Warning", []),
+                orjson.loads(text) if text else None,
+            )
+
     async def get(self, path: str, **kw: Any) -> tuple[int, Any]:
         return await self.request("GET", path, **kw)
 

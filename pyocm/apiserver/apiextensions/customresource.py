@@ -24,6 +24,7 @@ class CustomResourceStrategy(Strategy):
     allow_unconditional_update = False
     tracks_generation = True
     builtin = False
+    decodes_into_struct = False  # its schema prunes instead
 
     def __init__(
         self,

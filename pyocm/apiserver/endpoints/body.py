@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
+from multidict import CIMultiDict
 
 from pyocm.apiserver.endpoints import negotiation
 from pyocm.apiserver.registry.strategy import Context
@@ -52,9 +53,14 @@ def check_object(obj: Any, *, kind: str, group_version: str) -> Obj:
     return obj
 
 
-def warning_headers(ctx: Context) -> dict[str, str]:
+def warning_headers(ctx: Context) -> CIMultiDict[str] | None:
     """Unknown fields found with ``fieldValidation=Strict`` are an error; with ``Warn``
-    they come back as ``Warning`` headers; ``Ignore`` drops them silently."""
-    if ctx.warnings and ctx.field_validation == "Warn":
-        return {"Warning": ", ".join(f'299 - "{w}"' for w in ctx.warnings)}
-    return {}
+    each comes back as its own ``Warning: 299 - "<text>"`` header (text escaped as an
+    HTTP quoted-string, as kube-apiserver writes it); ``Ignore`` drops them silently."""
+    if not ctx.warnings or ctx.field_validation != "Warn":
+        return None
+    headers: CIMultiDict[str] = CIMultiDict()
+    for text in ctx.warnings:
+        escaped = text.replace("\\", "\\\\").replace('"', '\\"')
+        headers.add("Warning", f'299 - "{escaped}"')
+    return headers

@@ -18,4 +18,4 @@ async def serve(request: web.Request, state: ServerState, target: Target) -> web
     opts = options.write_options(request.query)
     ctx = target.context(dry_run=opts.dry_run, field_validation=opts.field_validation)
     created = await state.store.create(target.info, obj, ctx)
-    return responses.json_response(created, code=201, headers=body.warning_headers(ctx) or None)
+    return responses.json_response(created, code=201, headers=body.warning_headers(ctx))

@@ -190,7 +190,8 @@ def write_options(query: Mapping[str, str], body: Mapping[str, Any] | None = Non
             raise status.bad_request(
                 f'dryRun: Unsupported value: "{value}": supported values: "All"'
             )
-    validation = query.get("fieldValidation", "") or "Ignore"
+    # kube-apiserver's default since 1.27: report unknown fields as warnings.
+    validation = query.get("fieldValidation", "") or "Warn"
     if validation not in ("Ignore", "Warn", "Strict"):
         raise status.bad_request(
             f'fieldValidation: Unsupported value: "{validation}": supported values: "Ignore", "Strict", "Warn"'

@@ -40,7 +40,7 @@ async def serve(request: web.Request, state: ServerState, target: Target) -> web
         return body.check_object(patched, kind=info.kind, group_version=info.group_version)
 
     stored = await state.store.guaranteed_update(info, name=target.name, ctx=ctx, mutate=mutate)
-    return responses.json_response(stored, headers=body.warning_headers(ctx) or None)
+    return responses.json_response(stored, headers=body.warning_headers(ctx))
 
 
 def _apply(content_type: str, current: Obj, document: Any, schema: smp.Schema | None) -> Any:

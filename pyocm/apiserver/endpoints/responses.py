@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import orjson
@@ -15,7 +16,7 @@ META_GV = "meta.k8s.io/v1"
 
 
 def json_response(
-    body: Any, *, code: int = 200, headers: dict[str, str] | None = None
+    body: Any, *, code: int = 200, headers: Mapping[str, str] | None = None
 ) -> web.Response:
     return web.Response(
         body=orjson.dumps(body),

@@ -19,5 +19,5 @@ async def serve(request: web.Request, state: ServerState, target: Target) -> web
     ctx = target.context(dry_run=opts.dry_run, field_validation=opts.field_validation)
     stored, created = await state.store.update(target.info, name=target.name, obj=obj, ctx=ctx)
     return responses.json_response(
-        stored, code=201 if created else 200, headers=body.warning_headers(ctx) or None
+        stored, code=201 if created else 200, headers=body.warning_headers(ctx)
     )

@@ -19,6 +19,7 @@ from typing import Any
 
 from pyocm.apiserver.admission.chain import Chain, Operation, Request
 from pyocm.apiserver.registry import codec, errors
+from pyocm.apiserver.registry.builtin import knownfields
 from pyocm.apiserver.registry.resources import ResourceInfo
 from pyocm.apiserver.registry.strategy import Context, meta
 from pyocm.apiserver.storage import errors as storage_errors
@@ -111,6 +112,14 @@ class Store:
         return True
 
     @staticmethod
+    def _drop_unknown(info: ResourceInfo, obj: Obj, ctx: Context) -> None:
+        """Built-in kinds keep only their struct's fields, as decoding into Go would;
+        what went is reported for ``fieldValidation`` (custom resources prune by schema)."""
+        if info.strategy.decodes_into_struct:
+            removed = knownfields.drop_unknown(info.group, info.kind, obj)
+            ctx.warnings.extend(f'unknown field "{path}"' for path in removed)
+
+    @staticmethod
     def _stored(info: ResourceInfo, obj: Obj) -> bytes:
         return codec.encode(info.strategy.to_storage(obj))
 
@@ -158,6 +167,7 @@ class Store:
             m["generation"] = 1
         else:
             m.pop("generation", None)
+        self._drop_unknown(info, obj, ctx)
         info.strategy.prepare_for_create(obj, ctx)
         name = str(m.get("name") or "")
         request = Request(Operation.CREATE, info, ctx, ctx.namespace, name, obj, None)
@@ -302,6 +312,7 @@ class Store:
         old = self.present(info, codec.decode(kv))
         name = str(meta(old)["name"])
         self._carry_server_fields(obj, old)
+        self._drop_unknown(info, obj, ctx)
         info.strategy.prepare_for_update(obj, old, ctx)
         self._bump_generation(info, obj, old)
         request = Request(Operation.UPDATE, info, ctx, ctx.namespace, name, obj, old)

@@ -77,6 +77,8 @@ class Strategy:
     #: Built-in kinds accept only the standard finalizers without a '/'; custom resources
     #: are held to the qualified-name rule only.
     builtin: bool = True
+    #: Objects are decoded into a fixed struct, so fields it lacks are dropped (built-ins).
+    decodes_into_struct: bool = True
 
     def __init__(self) -> None:
         self.fields: dict[str, FieldGetter] = {**BASE_FIELDS, **self.field_getters()}
