@@ -23,6 +23,7 @@ from pyocm.kube import status
 log = logging.getLogger("pyocm.apiserver")
 
 #: Served to anyone, even without credentials (kube's system:public-info-viewer).
+CLUSTER_INFO = "/api/v1/namespaces/kube-public/configmaps/cluster-info"
 PUBLIC_PATHS = frozenset({"/healthz", "/livez", "/readyz", "/version", "/version/"})
 
 
@@ -55,9 +56,12 @@ async def _handle(request: web.Request, state: ServerState) -> web.StreamRespons
             ("/livez/", "/readyz/", "/healthz/")
         ):
             return await nonresource.serve(request, state, info)
-        # kube-apiserver's --anonymous-auth (on by default): no credential at all makes
-        # the caller system:anonymous, and RBAC decides (kubeadm lets it read
-        # kube-public/cluster-info, which joining clusters fetch before they trust the CA).
+        # Anonymous access is limited to configured endpoints, as kube-apiserver's
+        # AnonymousAuthConfigurableEndpoints does: the health checks above, and reading
+        # kube-public/cluster-info, which joining clusters fetch before they can verify
+        # the hub (RBAC still decides, as for system:anonymous). Anything else is 401.
+        if request.method != "GET" or path != CLUSTER_INFO:
+            raise status.unauthorized()
         user = users.UserInfo(name=users.ANONYMOUS, groups=(users.UNAUTHENTICATED,))
     _authorize(state, user, info)
     if not info.resource_request:
