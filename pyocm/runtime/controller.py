@@ -3,8 +3,8 @@
 A controller has one root kind. Its reconcile function gets a key of that kind, reads
 the state of the world (from informer caches or the API), makes it right, and returns
 a :class:`Result`; it never sees the event that woke it, so missed or merged events
-cannot make it wrong. A raised exception retries the key with backoff (starting at a
-few milliseconds, so a Conflict from a concurrent writer is retried almost at once).
+cannot make it wrong. A raised exception retries the key with backoff; a Conflict from
+a concurrent writer is retried shortly, without backoff.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from pyocm.runtime.queue import ShutDown, WorkQueue
 
 Obj = dict[str, Any]
 log = logging.getLogger(__name__)
+CONFLICT_RETRY = 0.05
 
 
 @dataclass(frozen=True)
@@ -112,9 +113,12 @@ class Controller:
             raise
         except ApiError as err:
             if err.code == 409:
+                # Someone wrote first and the cache has not caught up: look again soon,
+                # without growing the key's backoff (conflicts are not failures).
                 log.debug("%s: %s: conflict, retrying", self.name, key)
-            else:
-                log.warning("%s: %s: %s (%s)", self.name, key, err.message, err.reason)
+                self.queue.add_after(key, CONFLICT_RETRY)
+                return
+            log.warning("%s: %s: %s (%s)", self.name, key, err.message, err.reason)
             self.queue.add_rate_limited(key)
             return
         except Exception as err:

@@ -36,11 +36,12 @@ class Recorder:
         note: str,
         type: Literal["Normal", "Warning"] = "Normal",
         action: str = "Reconcile",
-        namespace: str | None = None,
     ) -> None:
-        """Record that ``reason`` happened to ``regarding``, in its namespace (or ``namespace``, or default)."""
+        """Record that ``reason`` happened to ``regarding`` (in its namespace, else ``default``)."""
         meta = regarding.get("metadata") or {}
-        where = namespace or meta.get("namespace") or "default"
+        # An Event lives in its object's namespace; events about cluster-scoped objects
+        # go to "default", as client-go's recorder puts them (the API refuses others).
+        where = meta.get("namespace") or "default"
         body = {
             "metadata": {"name": f"{meta.get('name')}.{secrets.token_hex(8)}", "namespace": where},
             "eventTime": timefmt.format_micro(self._clock.now()),

@@ -28,6 +28,9 @@ from pyocm.runtime.kinds import Kind
 
 Obj = dict[str, Any]
 log = logging.getLogger(__name__)
+#: Longest wait between failed lists: access granted a moment later (RBAC) must not
+#: leave a cache empty for long.
+MAX_BACKOFF = 5.0
 
 
 @dataclass(frozen=True)
@@ -104,7 +107,7 @@ class Informer:
                     failures += 1
                     log.log(_level(failures), "%s: %s", self.kind, err)
                 if failures:
-                    await self._clock.sleep(min(0.2 * 2 ** (failures - 1), 30.0))
+                    await self._clock.sleep(min(0.2 * 2 ** (failures - 1), MAX_BACKOFF))
         finally:
             if resync is not None:
                 resync.cancel()

@@ -110,6 +110,13 @@ async def test_accept_grants_access_deny_revokes_it_delete_cleans_up(api: Api, u
     lease = await eventually(lambda: api.get(kinds.LEASE, "managed-cluster-lease", namespace=name))
     assert lease["spec"]["holderIdentity"] == "managed-cluster-lease"
 
+    # The acceptance is on record as an Event about the cluster (cluster-scoped: "default").
+    async def accepted_event() -> bool:
+        listed = await api.list(kinds.EVENT, namespace="default", fields=f"regarding.name={name}")
+        return "ManagedClusterAccepted" in [e["reason"] for e in listed["items"]]
+
+    await eventually(accepted_event)
+
     # A deleted RoleBinding comes back: the controller watches what it owns.
     await api.delete(kinds.ROLE_BINDING, rbac.registration_binding_name(name), namespace=name)
     await eventually(

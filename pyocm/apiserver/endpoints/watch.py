@@ -128,8 +128,20 @@ async def _pump(
                 await next_event
 
 
+_encoded: dict[tuple[str, int], tuple[object, bytes]] = {}
+
+
 def _line(kind: str, obj: object) -> bytes:
-    return orjson.dumps({"type": kind, "object": obj}) + b"\n"
+    """One event line; watchers sharing an event object share its encoding too."""
+    cache_key = (kind, id(obj))
+    found = _encoded.get(cache_key)
+    if found is not None and found[0] is obj:  # the held reference keeps the id unique
+        return found[1]
+    line = orjson.dumps({"type": kind, "object": obj}) + b"\n"
+    if len(_encoded) >= 512:
+        del _encoded[next(iter(_encoded))]
+    _encoded[cache_key] = (obj, line)
+    return line
 
 
 async def _close(events: AsyncIterator[watching.WatchEvent]) -> None:

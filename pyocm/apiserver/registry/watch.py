@@ -11,6 +11,7 @@ handshake (``sendInitialEvents``) ending the initial state with a bookmark annot
 from __future__ import annotations
 
 import asyncio
+import weakref
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
@@ -108,15 +109,57 @@ def bookmark(info: ResourceInfo, revision: int, *, initial_end: bool = False) ->
     return {"kind": info.kind, "apiVersion": info.group_version, "metadata": m}
 
 
+class _SharedObjects:
+    """Decoded, presented objects shared by every watcher of a resource version.
+
+    One write reaching a thousand watchers is decoded once, not a thousand times. The
+    objects are shared, so nothing downstream may change them."""
+
+    def __init__(self, size: int = 512) -> None:
+        self._size = size
+        self._items: dict[tuple[str, str, bytes | str, int, bool], Obj] = {}
+
+    def get(
+        self,
+        store: Store,
+        info: ResourceInfo,
+        value: bytes,
+        key: bytes | str,
+        revision: int,
+        *,
+        at: bool,
+    ) -> Obj:
+        cache_key = (info.group_version, info.plural, key, revision, at)
+        found = self._items.get(cache_key)
+        if found is None:
+            found = store.present(info, codec.decode_at(value, revision))
+            if len(self._items) >= self._size:
+                del self._items[next(iter(self._items))]
+            self._items[cache_key] = found
+        return found
+
+
+#: One cache per store: two servers in one process (pyocm up, tests) count revisions
+#: independently, so a key and revision name an object only within its own store.
+_shared: weakref.WeakKeyDictionary[Store, _SharedObjects] = weakref.WeakKeyDictionary()
+
+
+def _present(store: Store, info: ResourceInfo, kv: Any, *, at: bool = False) -> Obj:
+    cache = _shared.get(store)
+    if cache is None:
+        cache = _shared[store] = _SharedObjects()
+    return cache.get(store, info, kv.value, kv.key, kv.mod_revision, at=at)
+
+
 def _convert(store: Store, request: WatchRequest, event: Event) -> WatchEvent | None:
     info = request.info
     selective = _selective(request)
     if event.type is EventType.DELETE:
-        obj = store.present(info, codec.decode_at(event.kv.value, event.kv.mod_revision))
+        obj = _present(store, info, event.kv, at=True)
         if selective and not store.matches(info, obj, labels=request.labels, fields=request.fields):
             return None
         return WatchEvent("DELETED", obj)
-    obj = store.present(info, codec.decode(event.kv))
+    obj = _present(store, info, event.kv)
     now_matches = not selective or store.matches(
         info, obj, labels=request.labels, fields=request.fields
     )
@@ -124,7 +167,7 @@ def _convert(store: Store, request: WatchRequest, event: Event) -> WatchEvent | 
         return WatchEvent("ADDED", obj) if now_matches else None
     if not selective:
         return WatchEvent("MODIFIED", obj)
-    prev = store.present(info, codec.decode(event.prev))
+    prev = _present(store, info, event.prev)
     was_matching = store.matches(info, prev, labels=request.labels, fields=request.fields)
     if now_matches:
         return WatchEvent("MODIFIED" if was_matching else "ADDED", obj)

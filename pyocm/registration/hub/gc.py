@@ -81,7 +81,6 @@ class GcController:
         )
         await self.recorder.event(
             cluster,
-            namespace=name,
             reason="ResourceCleanupCompleted",
             note=f"All resources are cleaned up in cluster ns {name}",
         )

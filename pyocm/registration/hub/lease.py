@@ -107,7 +107,6 @@ class LeaseController:
         name = cluster["metadata"]["name"]
         await self.recorder.event(
             cluster,
-            namespace=name,
             type="Warning",
             reason="AvailableUnknown",
             note=f"The managed cluster ({name}) cannot connect to the hub cluster.",

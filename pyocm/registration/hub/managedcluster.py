@@ -127,7 +127,6 @@ class ManagedClusterController:
         if not was_accepted:
             await self.recorder.event(
                 cluster,
-                namespace=name,
                 reason="ManagedClusterAccepted",
                 note=f"managed cluster {name} is accepted by hub",
             )
@@ -138,7 +137,6 @@ class ManagedClusterController:
             return None  # never accepted (or already denied): nothing was granted
         await self.recorder.event(
             cluster,
-            namespace=name,
             reason="ManagedClusterDenied",
             note=f"managed cluster {name} is denied by hub",
         )

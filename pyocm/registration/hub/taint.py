@@ -51,7 +51,6 @@ class TaintController:
         await self.api.update(kinds.MANAGED_CLUSTER, updated)
         await self.recorder.event(
             cluster,
-            namespace=name,
             reason="ManagedClusterConditionAvailableUpdated",
             note=f"Update the original taints to the {taints}",
         )
