@@ -49,9 +49,12 @@ class FieldError:
 
     def message(self) -> str:
         parts = [f"{self.field}: {self.type.label}" if self.field else self.type.label]
+        # As apimachinery's ErrorBody: these kinds never echo the value (a too-long
+        # value may be a secret, or megabytes).
         if self.value is not _NO_VALUE and self.type not in (
             ErrorType.REQUIRED,
             ErrorType.FORBIDDEN,
+            ErrorType.TOO_LONG,
         ):
             parts.append(_render_value(self.value))
         if self.detail:
