@@ -272,3 +272,51 @@ async def test_auto_approval_joins_without_an_admin(
                 await asyncio.gather(running, return_exceptions=True)
     finally:
         auto.stop()
+
+
+async def test_join_waits_out_missing_bootstrap_rights(
+    hub: HubProcess, api: Api, managed: EmbeddedCluster, unique: str
+) -> None:
+    token = bootstraptoken.generate()
+    secret = bootstraptoken.token_secret(token, now=datetime.now(UTC))
+    del secret["stringData"]["auth-extra-groups"]  # not in system:bootstrappers:managedcluster
+    await api.create(kinds.SECRET, secret)
+    states: list[str] = []
+    name = f"late-{unique}"
+    agent = RegistrationAgent(
+        bootstrap=build_kubeconfig(server=hub.url, ca_pem=hub.ca_pem, token=str(token)),
+        managed=KubeManagedSide(managed.api),
+        options=AgentOptions(cluster_name=name, poll=0.1),
+        on_state=states.append,
+    )
+    running = asyncio.create_task(agent.run())
+    try:
+        await eventually(
+            lambda: asyncio.sleep(0, any(s.startswith("cannot join yet") for s in states))
+        )
+        assert not running.done(), "a forbidden bootstrap is retried, not fatal"
+        await api.create(
+            kinds.CLUSTER_ROLE_BINDING,
+            {
+                "metadata": {"name": f"late-{unique}"},
+                "roleRef": {
+                    "apiGroup": "rbac.authorization.k8s.io",
+                    "kind": "ClusterRole",
+                    "name": "open-cluster-management:bootstrap",
+                },
+                "subjects": [
+                    {
+                        "apiGroup": "rbac.authorization.k8s.io",
+                        "kind": "User",
+                        "name": f"system:bootstrap:{token.id}",
+                    }
+                ],
+            },
+        )
+        await eventually(lambda: api.get(kinds.MANAGED_CLUSTER, name))
+        await eventually(
+            lambda: asyncio.sleep(0, any(s.startswith("waiting for the hub admin") for s in states))
+        )
+    finally:
+        running.cancel()
+        await asyncio.gather(running, return_exceptions=True)

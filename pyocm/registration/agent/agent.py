@@ -33,7 +33,7 @@ from pyocm.registration.agent.managed import ManagedSide
 from pyocm.registration.agent.running import Session
 from pyocm.registration.agent.status import ClaimOptions
 from pyocm.runtime import kinds
-from pyocm.runtime.client import Api
+from pyocm.runtime.client import Api, ApiConnectionError
 from pyocm.runtime.clock import Clock, RealClock
 
 Obj = dict[str, Any]
@@ -146,9 +146,25 @@ class RegistrationAgent:
         pending.pop(credentials.TLS_CRT, None)
         await self.managed.save_secret(self.options.hub_kubeconfig_secret, pending)
         async with Api.from_config(self.bootstrap) as api:
+            cert_pem = await self._join(api, subject, key)
+        stored = credentials.secret_data(
+            self.hub, subject=subject, cert_pem=cert_pem, key_pem=key_pem
+        )
+        await self.managed.save_secret(self.options.hub_kubeconfig_secret, stored)
+        self._set_state("registered")
+        return stored
+
+    async def _join(self, api: Api, subject: certs.Subject, key: keys.PrivateKey) -> bytes:
+        """Ensure the ManagedCluster and get a certificate, retrying what may pass.
+
+        A refused credential (401) cannot pass and ends the agent with a clear message;
+        anything else (the hub not up yet, its bootstrap RBAC not applied yet) is
+        retried with backoff, as upstream's controllers retry."""
+        failures = 0
+        while True:
             try:
                 await self._ensure_cluster(api, subject)
-                cert_pem = await request_certificate(
+                return await request_certificate(
                     api,
                     subject,
                     key,
@@ -163,13 +179,12 @@ class RegistrationAgent:
                         f"the hub at {self.hub.server} refused the bootstrap credential (an expired or deleted "
                         "token?); get a new one with 'pyocm get token' on the hub"
                     ) from None
-                raise
-        stored = credentials.secret_data(
-            self.hub, subject=subject, cert_pem=cert_pem, key_pem=key_pem
-        )
-        await self.managed.save_secret(self.options.hub_kubeconfig_secret, stored)
-        self._set_state("registered")
-        return stored
+                reason = f"{err.message} ({err.reason})"
+            except ApiConnectionError as err:
+                reason = str(err)
+            failures += 1
+            self._set_state(f"cannot join yet, retrying: {reason}")
+            await self.clock.sleep(min(self.options.poll * 2**failures, 30.0))
 
     def _pending(self, csr: str, denied: bool) -> None:
         if denied:

@@ -43,7 +43,8 @@ class Session:
         self.subject = subject
         self.data = dict(data)
         self.clock = agent.clock
-        self.changed = asyncio.Event()
+        self.changed = asyncio.Event()  # for the status loop
+        self.lease_changed = asyncio.Event()  # for the lease loop
         self.cluster: Obj | None = None
         self.reporter = StatusReporter(
             agent.managed, clock=agent.clock, claims=agent.options.claims
@@ -80,6 +81,7 @@ class Session:
     def _seen(self, cluster: Obj | None) -> None:
         self.cluster = cluster
         self.changed.set()
+        self.lease_changed.set()
 
     async def _watch(self, informer: Informer) -> None:
         try:
@@ -150,14 +152,17 @@ class Session:
                     self.clock.sleep(seconds * (1 + 0.25 * random.random())),
                 )
             else:
-                await _first(self.changed.wait(), self.clock.sleep(1.0))
+                self.lease_changed.clear()
+                await _first(self.lease_changed.wait(), self.clock.sleep(1.0))
 
     async def _duration_changed(self, seconds: int) -> None:
+        """Return when the cluster's leaseDurationSeconds is no longer ``seconds``."""
         while True:
-            await asyncio.sleep(0.05)
+            self.lease_changed.clear()
             spec = (self.cluster or {}).get("spec") or {}
             if (int(spec.get("leaseDurationSeconds") or 0) or 60) != seconds:
                 return
+            await self.lease_changed.wait()
 
     async def _renew_once(self) -> None:
         try:
