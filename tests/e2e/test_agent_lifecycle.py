@@ -7,7 +7,7 @@ import asyncio
 import base64
 import contextlib
 from collections.abc import AsyncIterator, Awaitable, Callable
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -305,4 +305,54 @@ async def test_one_cluster_joins_two_hubs_with_one_id(
         )
     finally:
         other.stop()
+        await managed.stop()
+
+
+async def test_an_expired_certificate_means_bootstrapping_again(
+    hub: HubProcess, api: Api, tmp_path: Path, unique: str
+) -> None:
+    name = f"expired-{unique}"
+    managed = await embedded(tmp_path, "m")
+    try:
+        async with running_agent(api, hub, managed, name):
+            pass
+        stored = await managed.api.get(
+            kinds.SECRET, "hub-kubeconfig-secret", namespace=AGENT_NAMESPACE
+        )
+        agent_name = base64.b64decode(stored["data"]["agent-name"]).decode()
+        subject = certs.Subject(cluster=name, agent=agent_name)
+        old_cert, old_key = hub.ca().issue_client(
+            common_name=subject.common_name,
+            organizations=subject.organizations,
+            valid_for=timedelta(hours=1),
+            now=datetime(2020, 1, 1, tzinfo=UTC),
+        )
+        stored["data"]["tls.crt"] = base64.b64encode(old_cert).decode()
+        stored["data"]["tls.key"] = base64.b64encode(old_key).decode()
+        await managed.api.update(kinds.SECRET, stored)
+        async with running_agent(api, hub, managed, name, accept=False) as task:
+            await approve_pending(api, name)  # the new bootstrap CSR needs the admin again
+
+            async def fresh() -> Obj | None:
+                now = await managed.api.get(
+                    kinds.SECRET, "hub-kubeconfig-secret", namespace=AGENT_NAMESPACE
+                )
+                crt = base64.b64decode(now["data"].get("tls.crt", ""))
+                chain = certs.load_chain(crt)
+                return now if chain and chain[0].not_valid_after_utc > datetime.now(UTC) else None
+
+            await eventually(fresh)
+            await eventually(lambda: available(api, name))
+            assert not task.done()
+        csrs = (await api.list(kinds.CSR, labels=f"{wellknown.CLUSTER_NAME_LABEL}={name}"))["items"]
+        assert len(csrs) == 2, "the expired credential was replaced through a new bootstrap CSR"
+        renewed = await managed.api.get(
+            kinds.SECRET, "hub-kubeconfig-secret", namespace=AGENT_NAMESPACE
+        )
+        chain = certs.load_chain(base64.b64decode(renewed["data"]["tls.crt"]))
+        assert chain[0].not_valid_after_utc > datetime.now(UTC)
+        assert base64.b64decode(renewed["data"]["agent-name"]).decode() == agent_name, (
+            "identity kept"
+        )
+    finally:
         await managed.stop()
