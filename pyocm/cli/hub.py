@@ -161,10 +161,17 @@ async def _serve(config: ServerConfig, options: HubOptions | None) -> None:
         await api.close()
         await server.stop()
     print("pyocm hub stopped", flush=True)
+    if (
+        running is not None
+        and not running.cancelled()
+        and running.done()
+        and running.exception() is not None
+    ):
+        raise SystemExit(1)  # the controllers failed: a supervisor should see it
 
 
 def _controllers_ended(task: asyncio.Task[None], stop: asyncio.Event) -> None:
     """Controllers never end on their own; if they fail, the hub stops rather than limp on."""
     if not task.cancelled() and task.exception() is not None:
-        log.error("hub controllers failed: %s", task.exception())
+        log.error("hub controllers failed, stopping: %s", task.exception())
         stop.set()
