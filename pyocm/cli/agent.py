@@ -2,17 +2,13 @@
 
 from __future__ import annotations
 
-import asyncio
 import os
-import signal
-from collections.abc import Coroutine
 from pathlib import Path
-from typing import Any
 
 import typer
 import yaml  # type: ignore[import-untyped,unused-ignore]
 
-from pyocm.cli.common import fail, run, setup_logging
+from pyocm.cli.common import fail, run, setup_logging, until_signal
 from pyocm.cli.hub import parse_duration
 from pyocm.local.embedded import EmbeddedCluster
 from pyocm.pki.kubeconfig import build_kubeconfig
@@ -102,29 +98,12 @@ async def _join(
             options=AgentOptions(cluster_name=name),
             on_state=lambda state: typer.echo(f"{name}: {state}"),
         )
-        await _until_signal(agent.run())
+        await until_signal(agent.run())
     finally:
         if embedded is not None:
             await embedded.stop()
         else:
             await api.close()
-
-
-async def _until_signal(work: Coroutine[Any, Any, object]) -> None:
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, stop.set)
-    task = asyncio.ensure_future(work)
-    waiter = asyncio.ensure_future(stop.wait())
-    try:
-        await asyncio.wait({task, waiter}, return_when=asyncio.FIRST_COMPLETED)
-    finally:
-        for pending in (task, waiter):
-            pending.cancel()
-        await asyncio.gather(waiter, return_exceptions=True)
-    if task.done() and not task.cancelled():
-        task.result()
 
 
 def agent(
@@ -190,4 +169,4 @@ async def _agent(
         agent = RegistrationAgent(
             bootstrap=bootstrap, managed=KubeManagedSide(api), options=options
         )
-        await _until_signal(agent.run())
+        await until_signal(agent.run())

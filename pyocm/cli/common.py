@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import signal
 from collections.abc import Coroutine
 from pathlib import Path
 from typing import Any, NoReturn, TypeVar
@@ -71,3 +72,21 @@ def setup_logging(level: str) -> None:
         level=level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
     logging.getLogger("httpx2").setLevel(logging.WARNING)
+
+
+async def until_signal(work: Coroutine[Any, Any, object]) -> None:
+    """Run ``work`` until it ends or SIGINT/SIGTERM arrives (then cancel it cleanly)."""
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    task = asyncio.ensure_future(work)
+    waiter = asyncio.ensure_future(stop.wait())
+    try:
+        await asyncio.wait({task, waiter}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for pending in (task, waiter):
+            pending.cancel()
+        await asyncio.gather(waiter, return_exceptions=True)
+    if task.done() and not task.cancelled():
+        task.result()

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import typer
 
-from pyocm.cli.common import KUBECONFIG_HELP, connect, fail, run, setup_logging
+from pyocm.cli.common import KUBECONFIG_HELP, connect, fail, run, setup_logging, until_signal
 from pyocm.cli.hub import parse_feature_gates
 from pyocm.kube.status import ApiError
 from pyocm.local import crdinstall
@@ -47,7 +47,11 @@ def controller(
     identity = f"{socket.gethostname()}_{uuid.uuid4()}"
     options = HubOptions(identity=identity, feature_gates=gates, auto_approved_users=users)
     try:
-        run(_run(kubeconfig, options, leader_elect=leader_elect, install_crds=install_crds))
+        run(
+            until_signal(
+                _run(kubeconfig, options, leader_elect=leader_elect, install_crds=install_crds)
+            )
+        )
     except LeadershipLost as err:
         fail(f"{err}; exiting so a supervisor restarts this replica")
 

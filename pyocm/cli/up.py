@@ -19,9 +19,8 @@ from rich.table import Table
 
 from pyocm.apiserver.config import ServerConfig, parse_listen
 from pyocm.apiserver.server import HubServer
-from pyocm.cli.agent import _until_signal
 from pyocm.cli.clusters import cluster_rows
-from pyocm.cli.common import fail, run, setup_logging
+from pyocm.cli.common import fail, run, setup_logging, until_signal
 from pyocm.local import crdinstall
 from pyocm.local.embedded import EmbeddedCluster
 from pyocm.pki.kubeconfig import build_kubeconfig
@@ -60,7 +59,7 @@ def up(
     except ValueError as err:
         fail(str(err), code=2)
     root = (data_dir or default_up_dir()).expanduser().resolve()
-    run(_until_signal(_up(root, host, port, clusters)))
+    run(until_signal(_up(root, host, port, clusters)))
     typer.echo("pyocm up stopped")
 
 

@@ -20,11 +20,11 @@ from pyocm.testing import HubProcess
 
 PYOCM = [sys.executable, "-m", "pyocm"]
 
+
 @pytest.fixture(scope="session")
 def hub(ocm_hub: HubProcess) -> HubProcess:
     """These tests need the hub's controllers."""
     return ocm_hub
-
 
 
 class Running:
@@ -222,3 +222,71 @@ def test_bad_input_gets_clear_errors(isolated: dict[str, str], tmp_path: Path) -
     )
     no_hub = pyocm("get", "clusters", env=isolated)
     assert no_hub.returncode == 1 and "no kubeconfig at" in no_hub.stderr
+
+
+def test_controller_runs_against_a_hub_without_controllers(
+    tmp_path: Path, isolated: dict[str, str]
+) -> None:
+    bare = HubProcess(tmp_path / "bare", extra_args=["--no-controllers"]).start()
+    controller = Running("controller", "--kubeconfig", str(bare.kubeconfig), env=isolated)
+    try:
+        created = subprocess.run(
+            ["kubectl", "--kubeconfig", str(bare.kubeconfig), "create", "-f", "-"],
+            input=json.dumps(
+                {
+                    "apiVersion": "cluster.open-cluster-management.io/v1",
+                    "kind": "ManagedCluster",
+                    "metadata": {"name": "remote"},
+                    "spec": {"hubAcceptsClient": True},
+                }
+            ),
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert created.returncode == 0, created.stderr
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            got = subprocess.run(
+                [
+                    "kubectl",
+                    "--kubeconfig",
+                    str(bare.kubeconfig),
+                    "get",
+                    "namespace",
+                    "remote",
+                    "-o",
+                    "name",
+                ],
+                capture_output=True,
+                text=True,
+                timeout=60,
+            )
+            if got.returncode == 0:
+                break
+            time.sleep(0.2)
+        assert got.stdout.strip() == "namespace/remote", (
+            "the external controllers accepted the cluster"
+        )
+        lease = subprocess.run(
+            [
+                "kubectl",
+                "--kubeconfig",
+                str(bare.kubeconfig),
+                "get",
+                "lease",
+                "pyocm-hub-controllers",
+                "-n",
+                "open-cluster-management-hub",
+                "-o",
+                "jsonpath={.spec.holderIdentity}",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert lease.returncode == 0 and lease.stdout, "the controllers hold the leader lease"
+    finally:
+        code = controller.stop(signal.SIGTERM)
+        bare.stop()
+    assert code == 0, "\n".join(controller.lines[-20:])
