@@ -274,6 +274,8 @@ def _same_value(key: str, new: Any, old: Any) -> bool:
     second precision, an absent string equals ``""``, an absent pointer does not equal 0."""
     if key == "deletionGracePeriodSeconds":
         return bool(new == old)
+    if new == old:  # the common case, without parsing anything
+        return True
     if key.endswith("Timestamp") and isinstance(new, str) and isinstance(old, str):
         try:
             return _second(new) == _second(old)

@@ -11,11 +11,12 @@ are translated to API errors in :mod:`pyocm.apiserver.registry.errors` only.
 from __future__ import annotations
 
 import builtins
-import copy
 import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
+
+import orjson
 
 from pyocm.apiserver.admission.chain import Chain, Operation, Request
 from pyocm.apiserver.registry import codec, errors
@@ -40,6 +41,13 @@ _SERVER_SET = (
 )
 _GENERATE_NAME_TRIES = 8
 _UPDATE_TRIES = 16
+
+
+def _copy(obj: Obj) -> Obj:
+    """A deep copy of a JSON object; an orjson round trip is several times faster than
+    ``copy.deepcopy`` for the plain dicts and lists objects are made of."""
+    copied: Obj = orjson.loads(orjson.dumps(obj))
+    return copied
 
 
 @dataclass(frozen=True)
@@ -142,7 +150,7 @@ class Store:
             raise status.bad_request("resourceVersion should not be set on objects to be created")
         generate = not m.get("name") and bool(m.get("generateName"))
         for _ in range(_GENERATE_NAME_TRIES if generate else 1):
-            candidate = copy.deepcopy(obj)
+            candidate = _copy(obj)
             if generate:
                 meta(candidate)["name"] = names.generate_name(str(m["generateName"]))
             try:
@@ -240,7 +248,7 @@ class Store:
                 if info.strategy.allow_create_on_update and not ctx.subresource:
                     m.pop("resourceVersion", None)
                     try:
-                        return await self._create_once(info, copy.deepcopy(obj), ctx), True
+                        return await self._create_once(info, _copy(obj), ctx), True
                     except status.ApiError as err:
                         if err.reason == "AlreadyExists":
                             continue
@@ -260,7 +268,7 @@ class Store:
                     ],
                 )
             try:
-                return await self._update_once(info, kv, copy.deepcopy(obj), ctx), False
+                return await self._update_once(info, kv, _copy(obj), ctx), False
             except storage_errors.Conflict:
                 if wanted_rv:
                     raise status.conflict(
@@ -283,7 +291,7 @@ class Store:
             if kv is None:
                 raise status.not_found(resource=info.plural, group=info.group, name=name)
             current = self.present(info, codec.decode(kv))
-            result = mutate(copy.deepcopy(current))
+            result = mutate(_copy(current))
             new = await result if not isinstance(result, dict) else result
             m = meta(new)
             pinned_rv = str(m.get("resourceVersion") or "")
@@ -339,7 +347,7 @@ class Store:
             if (
                 m.get("deletionTimestamp")
                 and not m.get("finalizers")
-                and not info.strategy.prepare_for_delete(copy.deepcopy(obj))
+                and not info.strategy.prepare_for_delete(_copy(obj))
             ):
                 deleted = await self.backend.delete(key, expected_revision=kv.mod_revision)
                 return self.present(info, codec.decode_at(codec.encode(obj), deleted.mod_revision))
@@ -444,7 +452,7 @@ class Store:
     async def _delete_once(
         self, info: ResourceInfo, kv: KeyValue, obj: Obj, ctx: Context, options: DeleteOptions
     ) -> DeleteResult:
-        new = copy.deepcopy(obj)
+        new = _copy(obj)
         m = meta(new)
         # The strategy goes first: it may add a finalizer of its own (a CRD's cleanup).
         keep = info.strategy.prepare_for_delete(new)
