@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import orjson
 from aiohttp import web
@@ -65,6 +65,9 @@ async def serve(request: web.Request, state: ServerState, target: Target) -> web
     return response
 
 
+_END = object()
+
+
 async def _pump(
     response: web.StreamResponse,
     state: ServerState,
@@ -75,34 +78,40 @@ async def _pump(
     bookmarks: bool,
     accept: negotiation.Accept,
 ) -> None:
+    """Write events as they come, bookmarks when the stream is quiet.
+
+    One producer task per watch moves events into a queue; this loop waits on the queue
+    under ``asyncio.timeout`` (cheap to cancel, unlike the event generator), so an event
+    costs no new task and no ``asyncio.wait``: with a thousand watchers, that is most of
+    the fan-out time saved.
+    """
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout if timeout > 0 else None
     last_revision = str(state.store.backend.current_revision())
-    stopping = asyncio.ensure_future(state.stopping.wait())
-    next_event: asyncio.Future[watching.WatchEvent] | None = None
+    queue: asyncio.Queue[object] = asyncio.Queue(maxsize=256)
+    producer = asyncio.create_task(_produce(events, queue))
+    stopper = asyncio.create_task(_stop_on(state, queue))
     try:
         while True:
-            if next_event is None:
-                next_event = asyncio.ensure_future(anext(events))
             wait = BOOKMARK_INTERVAL
             if deadline is not None:
                 wait = min(wait, deadline - loop.time())
                 if wait <= 0:
                     return
-            waiting: set[asyncio.Future[Any]] = {next_event, stopping}
-            done, _ = await asyncio.wait(waiting, timeout=wait, return_when=asyncio.FIRST_COMPLETED)
-            if stopping in done:
-                return
-            if next_event not in done:
+            try:
+                async with asyncio.timeout(wait):
+                    item = await queue.get()
+            except TimeoutError:
                 if bookmarks and (deadline is None or loop.time() < deadline):
                     mark = watching.bookmark(target.info, int(last_revision))
                     await response.write(_line("BOOKMARK", mark))
                 continue
-            try:
-                event = next_event.result()
-            except StopAsyncIteration:
+            if item is _END:
                 return
-            next_event = None
+            if isinstance(item, BaseException):
+                raise item
+            assert isinstance(item, watching.WatchEvent)
+            event = item
             if (
                 event.type == "BOOKMARK"
                 and not bookmarks
@@ -121,11 +130,30 @@ async def _pump(
             if event.type == "ERROR":
                 return
     finally:
-        stopping.cancel()
-        if next_event is not None:
-            next_event.cancel()
+        for task in (producer, stopper):
+            task.cancel()
+        for task in (producer, stopper):
             with contextlib.suppress(BaseException):
-                await next_event
+                await task
+
+
+async def _produce(
+    events: AsyncIterator[watching.WatchEvent], queue: asyncio.Queue[object]
+) -> None:
+    try:
+        async for event in events:
+            await queue.put(event)
+    except asyncio.CancelledError:
+        raise
+    except Exception as err:  # surfaced by the pump, which ends the stream
+        await queue.put(err)
+        return
+    await queue.put(_END)
+
+
+async def _stop_on(state: ServerState, queue: asyncio.Queue[object]) -> None:
+    await state.stopping.wait()
+    await queue.put(_END)
 
 
 _encoded: dict[tuple[str, int], tuple[object, bytes]] = {}
