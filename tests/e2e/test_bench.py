@@ -21,7 +21,7 @@ def test_apiserver_benchmark_prints_rates_and_fan_out() -> None:
     assert re.match(r"hub GET configmap \(2 clients\): [\d,]+ req/s, p50 [\d.]+ ms, p99 [\d.]+ ms", lines[0])
     assert lines[1].startswith("hub PUT configmap, durable")
     assert lines[2].startswith("durable writes with group commit (8 clients)")
-    assert re.match(r"watch fan-out to 20 watchers \(5 writes\): p50 \d+ ms, p99 \d+ ms", lines[3])
+    assert re.match(r"watch fan-out to 20 watchers \(20 writes\): p50 \d+ ms, p99 \d+ ms", lines[3])
     assert lines[4].startswith("bare aiohttp TLS GET, baseline")
     assert re.match(r"ratios to the bare server: GET [\d.]+ \(goal >= 0.5\), update [\d.]+", lines[5])
 

@@ -65,9 +65,6 @@ async def serve(request: web.Request, state: ServerState, target: Target) -> web
     return response
 
 
-_END = object()
-
-
 async def _pump(
     response: web.StreamResponse,
     state: ServerState,
@@ -80,17 +77,18 @@ async def _pump(
 ) -> None:
     """Write events as they come, bookmarks when the stream is quiet.
 
-    One producer task per watch moves events into a queue; this loop waits on the queue
-    under ``asyncio.timeout`` (cheap to cancel, unlike the event generator), so an event
-    costs no new task and no ``asyncio.wait``: with a thousand watchers, that is most of
-    the fan-out time saved.
+    A forwarder task iterates the events and writes each at once; this coroutine only
+    wakes for the bookmark interval, the deadline and server shutdown. So an event costs
+    one task wake-up per watcher, which is what a thousand watchers pay for. Writes from
+    both are whole chunks (one ``writelines`` each), so they never interleave inside a line.
     """
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout if timeout > 0 else None
-    last_revision = str(state.store.backend.current_revision())
-    queue: asyncio.Queue[object] = asyncio.Queue(maxsize=256)
-    producer = asyncio.create_task(_produce(events, queue))
-    stopper = asyncio.create_task(_stop_on(state, queue))
+    progress = _Progress(str(state.store.backend.current_revision()))
+    forwarder = asyncio.create_task(
+        _forward(response, events, progress, bookmarks=bookmarks, accept=accept)
+    )
+    stopping = asyncio.ensure_future(state.stopping.wait())
     try:
         while True:
             wait = BOOKMARK_INTERVAL
@@ -98,62 +96,63 @@ async def _pump(
                 wait = min(wait, deadline - loop.time())
                 if wait <= 0:
                     return
-            try:
-                async with asyncio.timeout(wait):
-                    item = await queue.get()
-            except TimeoutError:
-                if bookmarks and (deadline is None or loop.time() < deadline):
-                    mark = watching.bookmark(target.info, int(last_revision))
-                    await response.write(_line("BOOKMARK", mark))
-                continue
-            if item is _END:
-                return
-            if isinstance(item, BaseException):
-                raise item
-            assert isinstance(item, watching.WatchEvent)
-            event = item
-            if (
-                event.type == "BOOKMARK"
-                and not bookmarks
-                and "annotations" not in event.object.get("metadata", {})
-            ):
-                continue
-            obj = (
-                event.object
-                if event.type in ("ERROR", "BOOKMARK")
-                else responses.shape_object(event.object, accept)
+            done, _ = await asyncio.wait(
+                {forwarder, stopping}, timeout=wait, return_when=asyncio.FIRST_COMPLETED
             )
-            rv = event.object.get("metadata", {}).get("resourceVersion")
-            if rv and event.type != "ERROR":
-                last_revision = rv
-            await response.write(_line(event.type, obj))
-            if event.type == "ERROR":
+            if forwarder in done:
+                forwarder.result()  # an error (a dropped connection) ends the stream
                 return
+            if stopping in done:
+                return
+            if bookmarks and not progress.wrote and (deadline is None or loop.time() < deadline):
+                mark = watching.bookmark(target.info, int(progress.revision))
+                await response.write(_line("BOOKMARK", mark))
+            progress.wrote = False
     finally:
-        for task in (producer, stopper):
-            task.cancel()
-        for task in (producer, stopper):
-            with contextlib.suppress(BaseException):
-                await task
+        stopping.cancel()
+        forwarder.cancel()
+        with contextlib.suppress(BaseException):
+            await forwarder
 
 
-async def _produce(
-    events: AsyncIterator[watching.WatchEvent], queue: asyncio.Queue[object]
+class _Progress:
+    """What the forwarder reports to the pump: the last revision sent, and whether it
+    wrote anything since the pump last looked."""
+
+    __slots__ = ("revision", "wrote")
+
+    def __init__(self, revision: str) -> None:
+        self.revision = revision
+        self.wrote = False
+
+
+async def _forward(
+    response: web.StreamResponse,
+    events: AsyncIterator[watching.WatchEvent],
+    progress: _Progress,
+    *,
+    bookmarks: bool,
+    accept: negotiation.Accept,
 ) -> None:
-    try:
-        async for event in events:
-            await queue.put(event)
-    except asyncio.CancelledError:
-        raise
-    except Exception as err:  # surfaced by the pump, which ends the stream
-        await queue.put(err)
-        return
-    await queue.put(_END)
-
-
-async def _stop_on(state: ServerState, queue: asyncio.Queue[object]) -> None:
-    await state.stopping.wait()
-    await queue.put(_END)
+    async for event in events:
+        if (
+            event.type == "BOOKMARK"
+            and not bookmarks
+            and "annotations" not in event.object.get("metadata", {})
+        ):
+            continue
+        obj = (
+            event.object
+            if event.type in ("ERROR", "BOOKMARK")
+            else responses.shape_object(event.object, accept)
+        )
+        rv = event.object.get("metadata", {}).get("resourceVersion")
+        if rv and event.type != "ERROR":
+            progress.revision = rv
+        await response.write(_line(event.type, obj))
+        progress.wrote = True
+        if event.type == "ERROR":
+            return
 
 
 _encoded: dict[tuple[str, int], tuple[object, bytes]] = {}
