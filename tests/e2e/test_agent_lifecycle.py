@@ -161,6 +161,19 @@ async def test_an_agent_reaches_only_its_own_cluster(
                     with pytest.raises(ApiError) as denied:
                         await attempt
                     assert denied.value.code == 403
+                # CSRs: an agent sees only its own cluster's, whatever selector it asks with.
+                mine = await as_a.list(kinds.CSR)
+                assert {
+                    c["metadata"]["labels"][wellknown.CLUSTER_NAME_LABEL] for c in mine["items"]
+                } == {a}
+                others = await as_a.list(kinds.CSR, labels=f"{wellknown.CLUSTER_NAME_LABEL}={b}")
+                assert others["items"] == []
+                theirs = (await api.list(kinds.CSR, labels=f"{wellknown.CLUSTER_NAME_LABEL}={b}"))[
+                    "items"
+                ][0]
+                with pytest.raises(ApiError) as hidden:
+                    await as_a.get(kinds.CSR, theirs["metadata"]["name"])
+                assert hidden.value.code == 403
                 # A CSR naming cluster B in its organization is never approved by the hub.
                 forged = certs.csr_object(
                     certs.Subject(cluster=b, agent="evil"), generate_private_key()

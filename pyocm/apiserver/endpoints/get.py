@@ -15,12 +15,13 @@ if TYPE_CHECKING:
 
 async def serve_get(request: web.Request, state: ServerState, target: Target) -> web.Response:
     obj = await state.store.get(target.info, namespace=target.namespace, name=target.name)
+    target.check_label_scope(obj)
     accept = negotiation.parse_accept(request.headers.get("Accept"))
     return responses.json_response(responses.shape_object(obj, accept))
 
 
 async def serve_list(request: web.Request, state: ServerState, target: Target) -> web.Response:
-    query = options.list_options(request.query, target.info)
+    query = options.list_options(request.query, target.info, required_labels=target.label_scope)
     revision, items = await state.store.list(
         target.info, namespace=target.namespace, labels=query.labels, fields=query.fields
     )

@@ -31,9 +31,12 @@ class ListOptions:
 
 
 def list_options(
-    query: Mapping[str, str], info: ResourceInfo, *, watch: bool = False
+    query: Mapping[str, str], info: ResourceInfo, *, watch: bool = False, required_labels: str = ""
 ) -> ListOptions:
-    labels = _labels(query.get("labelSelector", ""))
+    """``required_labels`` is ANDed to the client's label selector (a scope the server
+    imposes, such as one cluster agent's own CSRs)."""
+    given = query.get("labelSelector", "")
+    labels = _labels(",".join(part for part in (given, required_labels) if part))
     fields = _fields(query.get("fieldSelector", ""), info)
     rv = query.get("resourceVersion", "")
     match = query.get("resourceVersionMatch", "")

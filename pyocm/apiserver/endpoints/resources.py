@@ -14,6 +14,7 @@ from pyocm.apiserver.endpoints import (
     patch,
     requestinfo,
     reviews,
+    scopes,
     tokenrequest,
     update,
     watch,
@@ -39,6 +40,17 @@ class Target:
     @property
     def name(self) -> str:
         return self.request.name
+
+    @property
+    def label_scope(self) -> str:
+        """A label selector the caller's reads are confined to ("" for none)."""
+        return scopes.read_scope(self.info, self.user)
+
+    def check_label_scope(self, obj: dict[str, object]) -> None:
+        """Refuse, as RBAC would, a single object outside the caller's read scope."""
+        scope = self.label_scope
+        if scope and not scopes.in_scope(obj, scope):
+            raise scopes.forbidden(self.info, self.user, self.request.verb, self.name)
 
     def context(self, *, dry_run: bool = False, field_validation: str = "Ignore") -> Context:
         return Context(

@@ -30,7 +30,9 @@ DEFAULT_TIMEOUT = 1800
 
 
 async def serve(request: web.Request, state: ServerState, target: Target) -> web.StreamResponse:
-    opts = options.list_options(request.query, target.info, watch=True)
+    opts = options.list_options(
+        request.query, target.info, watch=True, required_labels=target.label_scope
+    )
     wreq = watching.WatchRequest(
         info=target.info,
         namespace=target.namespace,
