@@ -117,7 +117,13 @@ def agent(
         "", "--agent-id", help="Agent id (default: kept, else 5 random characters)."
     ),
     bootstrap_kubeconfig: Path = typer.Option(
-        ..., "--bootstrap-kubeconfig", help="Kubeconfig with the hub's bootstrap credential."
+        None, "--bootstrap-kubeconfig", help="Kubeconfig with the hub's bootstrap credential."
+    ),
+    bootstrap_kubeconfig_secret: str = typer.Option(
+        "bootstrap-hub-kubeconfig",
+        "--bootstrap-kubeconfig-secret",
+        help="Without --bootstrap-kubeconfig: the Secret (key kubeconfig) in open-cluster-management-agent "
+        "on the managed cluster; a change to it makes the agent bootstrap again.",
     ),
     spoke_kubeconfig: Path = typer.Option(
         ..., "--spoke-kubeconfig", help="Kubeconfig of the managed cluster."
@@ -142,10 +148,13 @@ def agent(
     for url in urls:
         if not url.startswith("https://"):
             fail(f'"{url}" is invalid', code=2)
-    if not bootstrap_kubeconfig.is_file():
-        fail(f"bootstrap-kubeconfig {bootstrap_kubeconfig} does not exist")
-    bootstrap = yaml.safe_load(bootstrap_kubeconfig.read_text())
+    bootstrap = None
+    if bootstrap_kubeconfig is not None:
+        if not bootstrap_kubeconfig.is_file():
+            fail(f"bootstrap-kubeconfig {bootstrap_kubeconfig} does not exist")
+        bootstrap = yaml.safe_load(bootstrap_kubeconfig.read_text())
     options = AgentOptions(
+        bootstrap_secret=bootstrap_kubeconfig_secret,
         cluster_name=cluster_name,
         agent_id=agent_id,
         hub_kubeconfig_secret=hub_kubeconfig_secret,

@@ -372,3 +372,61 @@ async def test_an_expired_certificate_means_bootstrapping_again(
         )
     finally:
         await managed.stop()
+
+
+async def test_bootstrap_kubeconfig_from_a_secret_is_followed(
+    hub: HubProcess, api: Api, tmp_path: Path, unique: str
+) -> None:
+    name = f"secret-{unique}"
+    managed = await embedded(tmp_path, "m")
+    states: list[str] = []
+
+    async def put_bootstrap(config: Obj) -> None:
+        body = {
+            "metadata": {"name": "bootstrap-hub-kubeconfig", "namespace": AGENT_NAMESPACE},
+            "stringData": {"kubeconfig": yaml.safe_dump(config)},
+        }
+        try:
+            current = await managed.api.get(
+                kinds.SECRET, "bootstrap-hub-kubeconfig", namespace=AGENT_NAMESPACE
+            )
+        except ApiError:
+            await managed.api.create(kinds.SECRET, body)
+            return
+        await managed.api.update(
+            kinds.SECRET, {**current, "data": {}, "stringData": body["stringData"]}
+        )
+
+    agent = RegistrationAgent(
+        bootstrap=None,
+        managed=KubeManagedSide(managed.api),
+        options=AgentOptions(
+            cluster_name=name, poll=0.1, healthcheck_period=2, bootstrap_check=0.2
+        ),
+        on_state=states.append,
+    )
+    task = asyncio.create_task(agent.run())
+    try:
+        await eventually(
+            lambda: asyncio.sleep(
+                0, any(s.startswith("waiting for the bootstrap secret") for s in states)
+            )
+        )
+        await put_bootstrap(await bootstrap(api, hub))
+        await approve_pending(api, name)
+        await api.patch(kinds.MANAGED_CLUSTER, name, {"spec": {"hubAcceptsClient": True}})
+        await eventually(lambda: available(api, name))
+        # A new token for the same hub: the agent restarts its session with the same
+        # certificate, as upstream restarts and finds its hub kubeconfig still valid.
+        await put_bootstrap(await bootstrap(api, hub))
+        restarted = "restarting: the bootstrap kubeconfig changed"
+        await eventually(
+            lambda: asyncio.sleep(0, restarted in states and states[-1] == "available")
+        )
+        assert not task.done()
+        csrs = (await api.list(kinds.CSR, labels=f"{wellknown.CLUSTER_NAME_LABEL}={name}"))["items"]
+        assert len(csrs) == 1, "the same hub: no new join"
+    finally:
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+        await managed.stop()

@@ -15,6 +15,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 import random
@@ -52,20 +53,29 @@ class AgentOptions:
     expiration_seconds: int | None = None
     external_server_urls: tuple[str, ...] = ()
     poll: float = 1.0
+    #: Where the bootstrap kubeconfig lives when none is given directly (upstream's
+    #: --bootstrap-kubeconfig-secret, key ``kubeconfig``, in the agent namespace).
+    bootstrap_secret: str = "bootstrap-hub-kubeconfig"
+    #: How often a bootstrap kubeconfig kept in a Secret is checked for changes.
+    bootstrap_check: float = 10.0
 
 
 class RegistrationAgent:
     def __init__(
         self,
         *,
-        bootstrap: Mapping[str, Any],
+        bootstrap: Mapping[str, Any] | None,
         managed: ManagedSide,
         options: AgentOptions | None = None,
         clock: Clock | None = None,
         on_state: Callable[[str], None] | None = None,
     ) -> None:
-        self.bootstrap = dict(bootstrap)
-        self.hub = credentials.Hub.from_bootstrap(self.bootstrap)
+        # None: read it from options.bootstrap_secret, and follow that Secret's changes.
+        self._given_bootstrap = dict(bootstrap) if bootstrap is not None else None
+        self.bootstrap: dict[str, Any] = dict(bootstrap) if bootstrap is not None else {}
+        self._hub = (
+            credentials.Hub.from_bootstrap(self.bootstrap) if bootstrap is not None else None
+        )
         self.managed = managed
         self.options = options or AgentOptions()
         self.clock = clock or RealClock()
@@ -73,6 +83,13 @@ class RegistrationAgent:
         self._on_state = on_state
         self.subject: certs.Subject | None = None
         self.uid = ""
+
+    @property
+    def hub(self) -> credentials.Hub:
+        """The hub the bootstrap kubeconfig names (loaded by :meth:`run`)."""
+        if self._hub is None:
+            raise AgentError("no bootstrap kubeconfig has been loaded yet")
+        return self._hub
 
     def _set_state(self, state: str) -> None:
         if state != self.state:
@@ -85,17 +102,48 @@ class RegistrationAgent:
         """Run until the hub denies or deletes the cluster; return that reason."""
         subject = await self.identify()
         while True:
+            await self._load_bootstrap()
             data = await self.managed.load_secret(self.options.hub_kubeconfig_secret)
             if not credentials.valid(data, hub=self.hub, subject=subject, now=self.clock.now()):
                 data = await self.bootstrap_credential(subject, data)
             try:
                 await Session(self, subject, data).run()
             except Rebootstrap as err:
-                log.warning("agent: %s; bootstrapping again", err)
+                self._set_state(f"restarting: {err}")
                 continue
             except AgentStopped as stop:
                 self._set_state(f"stopped: {stop.reason}")
                 return stop.reason
+
+    async def _load_bootstrap(self) -> None:
+        """Read the bootstrap kubeconfig from its Secret (unless one was given), waiting
+        for the Secret to exist."""
+        if self._given_bootstrap is not None:
+            return
+        while True:
+            found = await self.managed.load_bootstrap(self.options.bootstrap_secret)
+            if found is not None:
+                try:
+                    self._hub = credentials.Hub.from_bootstrap(found)
+                except ValueError as err:
+                    raise AgentError(
+                        f"the bootstrap secret {self.options.bootstrap_secret} holds no usable kubeconfig: {err}"
+                    ) from None
+                self.bootstrap = found
+                return
+            self._set_state(f"waiting for the bootstrap secret {self.options.bootstrap_secret}")
+            await self.clock.sleep(self.options.bootstrap_check)
+
+    async def bootstrap_changed(self) -> None:
+        """Return when the bootstrap Secret's kubeconfig changes or goes, as upstream
+        restarts its agent then; never, for a bootstrap kubeconfig given directly."""
+        if self._given_bootstrap is not None:
+            await asyncio.Event().wait()
+        while True:
+            await self.clock.sleep(self.options.bootstrap_check)
+            found = await self.managed.load_bootstrap(self.options.bootstrap_secret)
+            if found != self.bootstrap:
+                return
 
     async def identify(self) -> certs.Subject:
         record = await self.managed.load_identity()

@@ -10,6 +10,8 @@ from __future__ import annotations
 import base64
 from typing import Any, Protocol
 
+import yaml  # type: ignore[import-untyped,unused-ignore]
+
 from pyocm.kube.status import ApiError
 from pyocm.runtime import kinds
 from pyocm.runtime.client import Api, ApiConnectionError
@@ -28,6 +30,10 @@ class ManagedSide(Protocol):
 
     async def load_identity(self) -> dict[str, str]:
         """The cluster's identity record (name, uid), kept across agent redeployments."""
+        ...
+
+    async def load_bootstrap(self, name: str) -> dict[str, Any] | None:
+        """The kubeconfig under key ``kubeconfig`` of Secret ``name``, or None."""
         ...
 
     async def save_identity(self, data: dict[str, str]) -> None: ...
@@ -87,6 +93,16 @@ class KubeManagedSide:
             "data": encoded,
         }
         await self._put(kinds.SECRET, body)
+
+    async def load_bootstrap(self, name: str) -> dict[str, Any] | None:
+        data = await self.load_secret(name)
+        if not data.get("kubeconfig"):
+            return None
+        try:
+            loaded = yaml.safe_load(data["kubeconfig"].decode())
+        except (yaml.YAMLError, UnicodeDecodeError):
+            return None
+        return loaded if isinstance(loaded, dict) else None
 
     async def load_identity(self) -> dict[str, str]:
         try:

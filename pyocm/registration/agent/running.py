@@ -65,6 +65,7 @@ class Session:
                 self._report(informer),
                 self._renew_lease(),
                 self._rotate(),
+                self._bootstrap_watch(),
             ]
             tasks = [asyncio.create_task(job) for job in jobs]
             try:
@@ -77,6 +78,10 @@ class Session:
                 for task in tasks:
                     with contextlib.suppress(asyncio.CancelledError, Exception):
                         await task
+
+    async def _bootstrap_watch(self) -> None:
+        await self.agent.bootstrap_changed()
+        raise Rebootstrap("the bootstrap kubeconfig changed")
 
     def _seen(self, cluster: Obj | None) -> None:
         self.cluster = cluster
