@@ -63,6 +63,8 @@ def run(work: Coroutine[Any, Any, T]) -> T:
         fail(str(err))
     except ApiError as err:
         fail(f"{err.message} ({err.reason})")
+    except OSError as err:  # a port in use, an unwritable data directory
+        fail(str(err))
     except KeyboardInterrupt:
         raise typer.Exit(130) from None
 

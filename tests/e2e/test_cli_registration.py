@@ -224,6 +224,26 @@ def test_bad_input_gets_clear_errors(isolated: dict[str, str], tmp_path: Path) -
     assert no_hub.returncode == 1 and "no kubeconfig at" in no_hub.stderr
 
 
+def test_up_on_a_port_in_use_is_one_clear_line(
+    tmp_path: Path, isolated: dict[str, str], hub: HubProcess
+) -> None:
+    taken = pyocm(
+        "up",
+        "--clusters",
+        "1",
+        "--listen",
+        f"127.0.0.1:{hub.port}",
+        "--data-dir",
+        str(tmp_path / "up"),
+        env=isolated,
+    )
+    assert taken.returncode == 1
+    assert (
+        taken.stderr.strip()
+        == f"error: cannot listen on 127.0.0.1:{hub.port}: Address already in use"
+    )
+
+
 def test_controller_runs_against_a_hub_without_controllers(
     tmp_path: Path, isolated: dict[str, str]
 ) -> None:
