@@ -9,7 +9,6 @@ leadership is lost.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
@@ -96,8 +95,8 @@ class Manager:
         finally:
             for task in (work, held):
                 task.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await task
+            # gather keeps a cancellation of run() itself propagating.
+            await asyncio.gather(work, held, return_exceptions=True)
             await elector.release()
         if not work.cancelled() and work.exception() is not None:
             raise work.exception()  # type: ignore[misc]

@@ -167,8 +167,11 @@ async def test_removal_deletes_manifestworks_before_letting_the_cluster_go(
         return found.get("reason") == "ResourceRemaining"
 
     await eventually(remaining)
-    held = await api.get(kinds.MANIFEST_WORK, "w", namespace=name)
-    assert held["metadata"].get("deletionTimestamp"), "the work was asked to go"
+    async def asked_to_go() -> bool:
+        held = await api.get(kinds.MANIFEST_WORK, "w", namespace=name)
+        return bool(held["metadata"].get("deletionTimestamp"))
+
+    await eventually(asked_to_go)
     await api.patch(kinds.MANIFEST_WORK, "w", {"metadata": {"finalizers": None}}, namespace=name)
     await eventually(lambda: missing(api, kinds.MANAGED_CLUSTER, name), timeout=30)
 

@@ -51,8 +51,7 @@ class CrdController:
     async def stop(self) -> None:
         if self._task is not None:
             self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
+            await asyncio.gather(self._task, return_exceptions=True)
 
     def _on_commit(self, events: list[Event]) -> None:
         for event in events:

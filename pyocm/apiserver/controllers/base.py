@@ -8,7 +8,6 @@ de-duplicated while queued; a failed key is retried after a delay.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from collections.abc import Awaitable, Callable
 
@@ -64,8 +63,7 @@ class KeyedLoop:
         self._timers.clear()
         if self._task is not None:
             self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
+            await asyncio.gather(self._task, return_exceptions=True)
 
     async def _run(self) -> None:
         while True:

@@ -34,6 +34,9 @@ def media_type(header: str | None) -> str:
 async def read_body(request: web.Request) -> bytes:
     if request.content_length is not None and request.content_length > MAX_BODY:
         raise status.too_large(MAX_BODY)
+    if request.content_length is not None:
+        # Length known and within the limit: one read, no per-chunk iteration.
+        return await request.read()
     chunks: list[bytes] = []
     size = 0
     async for chunk in request.content.iter_chunked(65536):

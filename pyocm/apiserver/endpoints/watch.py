@@ -113,8 +113,7 @@ async def _pump(
     finally:
         stopping.cancel()
         forwarder.cancel()
-        with contextlib.suppress(BaseException):
-            await forwarder
+        await asyncio.gather(forwarder, return_exceptions=True)
 
 
 class _Progress:

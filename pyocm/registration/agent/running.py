@@ -75,9 +75,9 @@ class Session:
             finally:
                 for task in tasks:
                     task.cancel()
-                for task in tasks:
-                    with contextlib.suppress(asyncio.CancelledError, Exception):
-                        await task
+                # gather, not a suppress per task: a cancellation of this session while it
+                # waits here must propagate, or the agent would start another session.
+                await asyncio.gather(*tasks, return_exceptions=True)
 
     async def _bootstrap_watch(self) -> None:
         await self.agent.bootstrap_changed()
