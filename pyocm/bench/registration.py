@@ -17,6 +17,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from pyocm import hubmanager
 from pyocm.api import conditions, wellknown
 from pyocm.apiserver.config import ServerConfig
 from pyocm.apiserver.server import HubServer
@@ -28,7 +29,7 @@ from pyocm.registration import bootstraptoken
 from pyocm.registration.agent.agent import AgentOptions, RegistrationAgent
 from pyocm.registration.agent.managed import KubeManagedSide
 from pyocm.registration.hub.accept import accept_cluster
-from pyocm.registration.hub.manager import HubOptions, build_hub_manager
+from pyocm.registration.hub.manager import HubOptions
 from pyocm.runtime import kinds
 from pyocm.runtime.client import Api
 
@@ -79,7 +80,7 @@ async def measure(*, clusters: int, auto: bool, root: Path) -> Figures:
         options = HubOptions(
             feature_gates=gates, auto_approved_users=(f"system:bootstrap:{token.id}",)
         )
-        tasks.append(asyncio.create_task(build_hub_manager(api, options=options).run()))
+        tasks.append(asyncio.create_task(hubmanager.build(api, options=options).run()))
         await api.create(kinds.SECRET, bootstraptoken.token_secret(token, now=datetime.now(UTC)))
         assert server.state is not None
         bootstrap = build_kubeconfig(

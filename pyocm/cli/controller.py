@@ -8,6 +8,7 @@ from pathlib import Path
 
 import typer
 
+from pyocm import hubmanager
 from pyocm.cli.common import KUBECONFIG_HELP, connect, fail, run, setup_logging, until_signal
 from pyocm.cli.hub import parse_feature_gates
 from pyocm.kube.status import ApiError
@@ -16,7 +17,6 @@ from pyocm.registration.hub.manager import (
     LEADER_LEASE,
     LEADER_NAMESPACE,
     HubOptions,
-    build_hub_manager,
 )
 from pyocm.runtime import kinds
 from pyocm.runtime.leaderelection import LeaderElector
@@ -62,7 +62,7 @@ async def _run(
     async with connect(kubeconfig) as api:
         if install_crds:
             await crdinstall.install(api, crdinstall.ocm_crds())
-        manager = build_hub_manager(api, options=options)
+        manager = hubmanager.build(api, options=options)
         elector = None
         if leader_elect:
             try:

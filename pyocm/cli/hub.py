@@ -15,10 +15,11 @@ from typing import NoReturn
 
 import typer
 
+from pyocm import hubmanager
 from pyocm.apiserver.config import ServerConfig, default_data_dir, parse_listen
 from pyocm.apiserver.server import HubServer
 from pyocm.local import crdinstall
-from pyocm.registration.hub.manager import HubOptions, build_hub_manager
+from pyocm.registration.hub.manager import HubOptions
 from pyocm.runtime.client import Api
 
 log = logging.getLogger("pyocm.hub")
@@ -147,7 +148,7 @@ async def _serve(config: ServerConfig, options: HubOptions | None) -> None:
         await crdinstall.install(api, crdinstall.ocm_crds())
         if options is not None:
             running = asyncio.create_task(
-                build_hub_manager(api, options=options).run(), name="hub controllers"
+                hubmanager.build(api, options=options).run(), name="hub controllers"
             )
             running.add_done_callback(lambda task: _controllers_ended(task, stop))
         print(f"pyocm hub listening on {server.url} (port {server.port})", flush=True)

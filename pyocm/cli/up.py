@@ -17,6 +17,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from pyocm import hubmanager
 from pyocm.apiserver.config import ServerConfig, parse_listen
 from pyocm.apiserver.server import HubServer
 from pyocm.cli.clusters import cluster_rows
@@ -28,7 +29,7 @@ from pyocm.registration import bootstraptoken
 from pyocm.registration.agent.agent import AgentOptions, RegistrationAgent
 from pyocm.registration.agent.managed import KubeManagedSide
 from pyocm.registration.hub.accept import accept_cluster
-from pyocm.registration.hub.manager import HubOptions, build_hub_manager
+from pyocm.registration.hub.manager import HubOptions
 from pyocm.runtime import kinds
 from pyocm.runtime.client import Api
 
@@ -71,7 +72,7 @@ async def _up(root: Path, host: str, port: int, count: int) -> None:
     api = Api.from_kubeconfig(server.config.admin_kubeconfig)
     try:
         await crdinstall.install(api, crdinstall.ocm_crds())
-        tasks.append(asyncio.create_task(build_hub_manager(api, options=HubOptions()).run()))
+        tasks.append(asyncio.create_task(hubmanager.build(api, options=HubOptions()).run()))
         typer.echo(f"hub listening on {server.url}")
         typer.echo(f"admin kubeconfig: {server.config.admin_kubeconfig}")
         token = bootstraptoken.generate()

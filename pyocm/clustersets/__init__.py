@@ -1,0 +1,1 @@
+"""ManagedClusterSets and their bindings: membership, status, and the default sets."""

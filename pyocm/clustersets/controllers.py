@@ -1,0 +1,174 @@
+"""The hub's cluster-set controllers (upstream 2.9 to 2.11).
+
+* ``ClusterSetEmpty`` on every set, kept current as clusters and their labels change;
+* ``Bound`` on every binding, as its set exists or not;
+* the ``default`` and ``global`` sets (gate ``DefaultClusterSet``), created when missing
+  and their selector reset when it drifts, unless annotated ``autoupdate: "false"``.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from pyocm.api import conditions, wellknown
+from pyocm.clustersets.membership import SelectorError, members
+from pyocm.kube.status import ApiError
+from pyocm.runtime import kinds
+from pyocm.runtime.cache import key_of
+from pyocm.runtime.client import Api
+from pyocm.runtime.clock import Clock
+from pyocm.runtime.controller import Result
+from pyocm.runtime.informer import Informer
+from pyocm.runtime.kinds import Kind
+from pyocm.runtime.manager import Manager
+
+Obj = dict[str, Any]
+DEFAULT_SETS_KEY = "default-sets"
+RESYNC = 10.0
+DEFAULT_SETS: dict[str, Obj] = {
+    "default": {
+        "clusterSelector": {"selectorType": wellknown.SELECTOR_EXCLUSIVE_CLUSTER_SET_LABEL}
+    },
+    "global": {
+        "clusterSelector": {"selectorType": wellknown.SELECTOR_LABEL_SELECTOR, "labelSelector": {}}
+    },
+}
+
+
+async def set_condition(api: Api, kind: Kind, obj: Obj, *, clock: Clock, **condition: str) -> None:
+    """One condition on ``obj``'s status, patched (guarded by resourceVersion) only if it changed."""
+    found = copy.deepcopy((obj.get("status") or {}).get("conditions") or [])
+    if not conditions.set_condition(found, now=clock.now(), **condition):  # type: ignore[arg-type]
+        return
+    meta = obj["metadata"]
+    patch = {
+        "metadata": {"resourceVersion": meta["resourceVersion"]},
+        "status": {"conditions": found},
+    }
+    await api.patch(
+        kind, meta["name"], patch, namespace=meta.get("namespace"), subresource="status"
+    )
+
+
+class SetStatusController:
+    def __init__(self, api: Api, sets: Informer, clusters: Informer, *, clock: Clock) -> None:
+        self.api, self.sets, self.clusters, self.clock = api, sets, clusters, clock
+
+    async def reconcile(self, name: str) -> None:
+        cluster_set = self.sets.store.get(name)
+        if cluster_set is None or cluster_set["metadata"].get("deletionTimestamp"):
+            return
+        try:
+            selected = members(cluster_set, self.clusters.store.objects())
+        except SelectorError:
+            return  # admission refuses such sets; one stored before gets no status
+        count = len(selected)
+        await set_condition(
+            self.api,
+            kinds.MANAGED_CLUSTER_SET,
+            cluster_set,
+            clock=self.clock,
+            type=wellknown.CLUSTER_SET_EMPTY,
+            status="True" if count == 0 else "False",
+            reason=wellknown.REASON_NO_CLUSTER_MATCHED
+            if count == 0
+            else wellknown.REASON_CLUSTERS_SELECTED,
+            message="No ManagedCluster selected"
+            if count == 0
+            else f"{count} ManagedClusters selected",
+        )
+
+
+class BindingController:
+    def __init__(self, api: Api, bindings: Informer, sets: Informer, *, clock: Clock) -> None:
+        self.api, self.bindings, self.sets, self.clock = api, bindings, sets, clock
+
+    async def reconcile(self, key: str) -> None:
+        binding = self.bindings.store.get(key)
+        if binding is None or binding["metadata"].get("deletionTimestamp"):
+            return
+        bound = (
+            self.sets.store.get(str((binding.get("spec") or {}).get("clusterSet") or ""))
+            is not None
+        )
+        await set_condition(
+            self.api,
+            kinds.MANAGED_CLUSTER_SET_BINDING,
+            binding,
+            clock=self.clock,
+            type=wellknown.CLUSTER_SET_BOUND,
+            status="True" if bound else "False",
+            reason=wellknown.REASON_CLUSTER_SET_BOUND
+            if bound
+            else wellknown.REASON_CLUSTER_SET_NOT_FOUND,
+            message="",
+        )
+
+
+class DefaultSetsController:
+    def __init__(self, api: Api, sets: Informer) -> None:
+        self.api, self.sets = api, sets
+
+    async def reconcile(self, _: str) -> Result:
+        for name, spec in DEFAULT_SETS.items():
+            current = self.sets.store.get(name)
+            if current is None:
+                try:
+                    await self.api.create(
+                        kinds.MANAGED_CLUSTER_SET,
+                        {"metadata": {"name": name}, "spec": copy.deepcopy(spec)},
+                    )
+                except ApiError as err:
+                    if err.code != 409:
+                        raise
+                continue
+            annotations = current["metadata"].get("annotations") or {}
+            if annotations.get(wellknown.CLUSTER_SET_AUTOUPDATE_ANNOTATION) == "false":
+                continue
+            if (current.get("spec") or {}).get("clusterSelector") != spec["clusterSelector"]:
+                updated = copy.deepcopy(current)
+                updated.setdefault("spec", {})["clusterSelector"] = copy.deepcopy(
+                    spec["clusterSelector"]
+                )
+                await self.api.update(kinds.MANAGED_CLUSTER_SET, updated)
+        return Result(requeue_after=RESYNC)
+
+
+def add_clusterset_controllers(manager: Manager, *, default_sets: bool = True) -> None:
+    """Add the cluster-set controllers to a hub manager (sharing its informers)."""
+    api, clock = manager.api, manager.clock
+    sets = manager.informer(kinds.MANAGED_CLUSTER_SET)
+    clusters = manager.informer(kinds.MANAGED_CLUSTER)
+    bindings = manager.informer(kinds.MANAGED_CLUSTER_SET_BINDING)
+
+    status = SetStatusController(api, sets, clusters, clock=clock)
+    status_controller = manager.controller("clusterset-status", status.reconcile)
+    status_controller.watch(sets)
+    # A cluster's labels can move it in or out of any set: look at every set again.
+    status_controller.watch(clusters, lambda _: sets.store.keys())
+
+    binding = BindingController(api, bindings, sets, clock=clock)
+    binding_controller = manager.controller("clustersetbinding", binding.reconcile)
+    binding_controller.watch(bindings)
+    binding_controller.watch(
+        sets,
+        lambda cluster_set: [
+            key_of(b)
+            for b in bindings.store.objects()
+            if (b.get("spec") or {}).get("clusterSet") == cluster_set["metadata"]["name"]
+        ],
+    )
+
+    if default_sets:
+        defaults = DefaultSetsController(api, sets)
+        defaults_controller = manager.controller("default-clustersets", defaults.reconcile)
+        defaults_controller.watch(sets, lambda _: [DEFAULT_SETS_KEY])
+        manager.add("default-clustersets-start", _kick(defaults_controller))
+
+
+def _kick(controller: Any) -> Any:
+    async def start() -> None:
+        controller.enqueue(DEFAULT_SETS_KEY)
+
+    return start

@@ -1,0 +1,47 @@
+"""Which ManagedClusters a ManagedClusterSet selects (upstream sdk-go's helpers, plus the
+Override design's ``ExclusiveLabel``)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from pyocm.api import wellknown
+from pyocm.kube import selectors
+
+Obj = dict[str, Any]
+
+
+class SelectorError(ValueError):
+    """The set's clusterSelector cannot select anything (an unknown type, say)."""
+
+
+def members(cluster_set: Obj, clusters: Iterable[Obj]) -> list[str]:
+    """Names of the clusters ``cluster_set`` selects, sorted."""
+    match = matcher(cluster_set)
+    return sorted(
+        c["metadata"]["name"]
+        for c in clusters
+        if match((c.get("metadata") or {}).get("labels") or {})
+    )
+
+
+def matcher(cluster_set: Obj) -> Any:
+    name = cluster_set["metadata"]["name"]
+    selector = ((cluster_set.get("spec") or {}).get("clusterSelector")) or {}
+    kind = selector.get("selectorType") or wellknown.SELECTOR_EXCLUSIVE_CLUSTER_SET_LABEL
+    if kind == wellknown.SELECTOR_EXCLUSIVE_CLUSTER_SET_LABEL:
+        return lambda labels: labels.get(wellknown.CLUSTER_SET_LABEL) == name
+    if kind == wellknown.SELECTOR_LABEL_SELECTOR:
+        label_selector = selector.get("labelSelector")
+        if label_selector is None:
+            return lambda labels: False  # a nil selector selects nothing
+        parsed = selectors.from_label_selector(label_selector)
+        return lambda labels: parsed.matches(labels)
+    if kind == wellknown.SELECTOR_EXCLUSIVE_LABEL:
+        exclusive = selector.get("exclusiveLabel") or {}
+        key, value = exclusive.get("key"), exclusive.get("value")
+        if not key:
+            raise SelectorError("exclusiveLabel.key is required for selectorType ExclusiveLabel")
+        return lambda labels: labels.get(key) == value
+    raise SelectorError(f"selectorType {kind!r} is not supported")

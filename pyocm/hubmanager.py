@@ -1,0 +1,17 @@
+"""Every hub controller pyocm has, in one manager: what ``pyocm hub``, ``pyocm controller``
+and ``pyocm up`` run. Each feature adds its controllers here; none imports another."""
+
+from __future__ import annotations
+
+from pyocm.clustersets.controllers import add_clusterset_controllers
+from pyocm.registration.hub.manager import HubOptions, build_hub_manager
+from pyocm.runtime.client import Api
+from pyocm.runtime.clock import Clock
+from pyocm.runtime.manager import Manager
+
+
+def build(api: Api, *, options: HubOptions | None = None, clock: Clock | None = None) -> Manager:
+    options = options or HubOptions()
+    manager = build_hub_manager(api, options=options, clock=clock)
+    add_clusterset_controllers(manager, default_sets=options.gate("DefaultClusterSet"))
+    return manager

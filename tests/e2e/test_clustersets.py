@@ -1,0 +1,163 @@
+"""Cluster sets on a whole hub: membership for each selector type as labels change,
+ClusterSetEmpty and Bound conditions, and the default and global sets."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
+
+import pytest
+import pytest_asyncio
+
+from pyocm.api import conditions
+from pyocm.kube.status import ApiError
+from pyocm.runtime import kinds
+from pyocm.runtime.client import Api
+from pyocm.testing import HubProcess
+
+Obj = dict[str, Any]
+SET_LABEL = "cluster.open-cluster-management.io/clusterset"
+
+
+@pytest.fixture(scope="session")
+def hub(ocm_hub: HubProcess) -> HubProcess:
+    """These tests need the hub's controllers."""
+    return ocm_hub
+
+
+@pytest_asyncio.fixture
+async def api(hub: HubProcess) -> AsyncIterator[Api]:
+    async with Api.from_kubeconfig(hub.kubeconfig) as client:
+        yield client
+
+
+async def eventually(check: Callable[[], Awaitable[Any]], *, timeout: float = 20) -> Any:
+    deadline = asyncio.get_running_loop().time() + timeout
+    last: BaseException | None = None
+    while asyncio.get_running_loop().time() < deadline:
+        try:
+            result = await check()
+            if result:
+                return result
+        except (AssertionError, ApiError) as err:
+            last = err
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"not reached in {timeout}s; last: {last!r}")
+
+
+def empty_condition(api: Api, name: str, message: str) -> Callable[[], Awaitable[bool]]:
+    async def check() -> bool:
+        found = await api.get(kinds.MANAGED_CLUSTER_SET, name)
+        condition = (
+            conditions.find((found.get("status") or {}).get("conditions"), "ClusterSetEmpty") or {}
+        )
+        return condition.get("message") == message
+
+    return check
+
+
+async def test_membership_follows_labels_for_each_selector_type(api: Api, unique: str) -> None:
+    team, prod, apac = f"team-{unique}", f"prod-{unique}", f"apac-{unique}"
+    await api.create(kinds.MANAGED_CLUSTER_SET, {"metadata": {"name": team}})
+    await api.create(
+        kinds.MANAGED_CLUSTER_SET,
+        {
+            "metadata": {"name": prod},
+            "spec": {
+                "clusterSelector": {
+                    "selectorType": "LabelSelector",
+                    "labelSelector": {"matchLabels": {"env": unique}},
+                }
+            },
+        },
+    )
+    region = "cluster.open-cluster-management.io/region"
+    await api.create(
+        kinds.MANAGED_CLUSTER_SET,
+        {
+            "metadata": {"name": apac},
+            "spec": {
+                "clusterSelector": {
+                    "selectorType": "ExclusiveLabel",
+                    "exclusiveLabel": {"key": region, "value": unique},
+                }
+            },
+        },
+    )
+    for name in (team, prod, apac):
+        await eventually(empty_condition(api, name, "No ManagedCluster selected"))
+        found = await api.get(kinds.MANAGED_CLUSTER_SET, name)
+        condition = conditions.find(found["status"]["conditions"], "ClusterSetEmpty") or {}
+        assert (condition["status"], condition["reason"]) == ("True", "NoClusterMatched")
+
+    cluster = f"c-{unique}"
+    await api.create(
+        kinds.MANAGED_CLUSTER,
+        {"metadata": {"name": cluster, "labels": {SET_LABEL: team, "env": unique, region: unique}}},
+    )
+    for name in (team, prod, apac):
+        await eventually(empty_condition(api, name, "1 ManagedClusters selected"))
+    found = await api.get(kinds.MANAGED_CLUSTER_SET, team)
+    condition = conditions.find(found["status"]["conditions"], "ClusterSetEmpty") or {}
+    assert (condition["status"], condition["reason"]) == ("False", "ClustersSelected")
+
+    await api.patch(
+        kinds.MANAGED_CLUSTER, cluster, {"metadata": {"labels": {"env": "other", region: "emea"}}}
+    )
+    for name in (prod, apac):
+        await eventually(empty_condition(api, name, "No ManagedCluster selected"))
+    await api.delete(kinds.MANAGED_CLUSTER, cluster)
+    await eventually(empty_condition(api, team, "No ManagedCluster selected"))
+
+
+async def test_binding_is_bound_while_its_set_exists(api: Api, unique: str) -> None:
+    await api.create(kinds.NAMESPACE, {"metadata": {"name": unique}})
+    name = f"s-{unique}"
+    await api.create(
+        kinds.MANAGED_CLUSTER_SET_BINDING,
+        {"metadata": {"name": name, "namespace": unique}, "spec": {"clusterSet": name}},
+    )
+
+    def bound(status: str, reason: str) -> Callable[[], Awaitable[bool]]:
+        async def check() -> bool:
+            found = await api.get(kinds.MANAGED_CLUSTER_SET_BINDING, name, namespace=unique)
+            condition = (
+                conditions.find((found.get("status") or {}).get("conditions"), "Bound") or {}
+            )
+            return (condition.get("status"), condition.get("reason")) == (status, reason)
+
+        return check
+
+    await eventually(bound("False", "ClusterSetNotFound"))
+    await api.create(kinds.MANAGED_CLUSTER_SET, {"metadata": {"name": name}})
+    await eventually(bound("True", "ClusterSetBound"))
+    await api.delete(kinds.MANAGED_CLUSTER_SET, name)
+    await eventually(bound("False", "ClusterSetNotFound"))
+
+
+async def test_default_and_global_sets_are_kept(api: Api) -> None:
+    default = await eventually(lambda: api.get(kinds.MANAGED_CLUSTER_SET, "default"))
+    assert default["spec"]["clusterSelector"] == {"selectorType": "ExclusiveClusterSetLabel"}
+    global_set = await eventually(lambda: api.get(kinds.MANAGED_CLUSTER_SET, "global"))
+    assert global_set["spec"]["clusterSelector"] == {
+        "selectorType": "LabelSelector",
+        "labelSelector": {},
+    }
+
+    global_set["spec"]["clusterSelector"] = {
+        "selectorType": "LabelSelector",
+        "labelSelector": {"matchLabels": {"x": "y"}},
+    }
+    await api.update(kinds.MANAGED_CLUSTER_SET, global_set)
+
+    async def reset() -> bool:
+        found = await api.get(kinds.MANAGED_CLUSTER_SET, "global")
+        return bool(
+            found["spec"]["clusterSelector"]
+            == {"selectorType": "LabelSelector", "labelSelector": {}}
+        )
+
+    await eventually(reset)
+    await api.delete(kinds.MANAGED_CLUSTER_SET, "default")
+    await eventually(lambda: api.get(kinds.MANAGED_CLUSTER_SET, "default"))
