@@ -33,7 +33,9 @@ async def refused(call: Any) -> ApiError:
 
 async def test_defaults_taint_stamps_and_the_default_set(api: Api, unique: str) -> None:
     taint = {"key": "a.example.com/x", "effect": "NoSelect", "timeAdded": "2001-01-01T00:00:00Z"}
-    made = await api.create(kinds.MANAGED_CLUSTER, {"metadata": {"name": unique}, "spec": {"taints": [taint]}})
+    made = await api.create(
+        kinds.MANAGED_CLUSTER, {"metadata": {"name": unique}, "spec": {"taints": [taint]}}
+    )
     assert made["spec"]["leaseDurationSeconds"] == 60
     assert made["metadata"]["labels"][SET_LABEL] == "default"
     stamped = made["spec"]["taints"][0]["timeAdded"]
@@ -65,7 +67,11 @@ async def test_defaults_taint_stamps_and_the_default_set(api: Api, unique: str) 
     assert updated["b.example.com/y"]["timeAdded"]
 
     with pytest.raises(ApiError) as caught:
-        await edit(lambda taints: taints.append({"key": "c.example.com/z", "effect": "NoSelect", "timeAdded": stamped}))
+        await edit(
+            lambda taints: taints.append(
+                {"key": "c.example.com/z", "effect": "NoSelect", "timeAdded": stamped}
+            )
+        )
     assert caught.value.code == 400
     assert caught.value.message == 'It is not allowed to set TimeAdded of Taint "c.example.com/z".'
 
@@ -201,3 +207,38 @@ async def test_a_registered_cluster_id_cannot_change(api: Api, unique: str) -> N
     assert err.code == 403
     assert 'registered by the cluster with id.k8s.io "uid-1"' in err.message
     assert made["metadata"]["name"] == unique
+
+
+async def test_exclusive_label_sets_need_a_reserved_label(api: Api, unique: str) -> None:
+    def cluster_set(name: str, selector: Obj) -> Obj:
+        return {"metadata": {"name": name}, "spec": {"clusterSelector": selector}}
+
+    err = await refused(
+        api.create(
+            kinds.MANAGED_CLUSTER_SET,
+            cluster_set(f"{unique}-a", {"selectorType": "ExclusiveLabel"}),
+        )
+    )
+    assert err.code == 422
+    assert (
+        "spec.clusterSelector.exclusiveLabel: Required value: required for selectorType ExclusiveLabel"
+        in err.message
+    )
+    wrong = {"selectorType": "ExclusiveLabel", "exclusiveLabel": {"key": "region", "value": "apac"}}
+    err = await refused(api.create(kinds.MANAGED_CLUSTER_SET, cluster_set(f"{unique}-b", wrong)))
+    assert err.code == 422
+    assert (
+        'spec.clusterSelector.exclusiveLabel.key: Invalid value: "region": must start with'
+        in err.message
+    )
+    right = {
+        "selectorType": "ExclusiveLabel",
+        "exclusiveLabel": {"key": "info.open-cluster-management.io/region", "value": "apac"},
+    }
+    await api.create(kinds.MANAGED_CLUSTER_SET, cluster_set(f"{unique}-c", right))
+    err = await refused(
+        api.create(
+            kinds.MANAGED_CLUSTER_SET, cluster_set(f"{unique}-d", {"selectorType": "Whatever"})
+        )
+    )
+    assert err.code == 422 and "Unsupported value" in err.message

@@ -34,8 +34,53 @@ def ocm_plugins(state: ServerState) -> list[Plugin]:
     return [
         ManagedClusterMutating(state),
         ManagedClusterValidating(state),
+        ClusterSetValidating(),
         ClusterSetBindingValidating(state),
     ]
+
+
+EXCLUSIVE_LABEL_PREFIXES = (
+    "cluster.open-cluster-management.io/",
+    "info.open-cluster-management.io/",
+)
+
+
+class ClusterSetValidating(BasePlugin):
+    """The Override design's ``ExclusiveLabel`` selector needs its label, under a reserved
+    prefix (only those labels are guarded by ``managedclusters/label``)."""
+
+    name = "ManagedClusterSetValidating"
+
+    def handles(self, request: Request) -> bool:
+        return (
+            _is(request, "managedclustersets")
+            and request.operation in (Operation.CREATE, Operation.UPDATE)
+            and not request.subresource
+        )
+
+    async def validate(self, request: Request) -> None:
+        assert request.obj is not None
+        selector = ((request.obj.get("spec") or {}).get("clusterSelector")) or {}
+        if selector.get("selectorType") != "ExclusiveLabel":
+            return
+        path = "spec.clusterSelector.exclusiveLabel"
+        exclusive = selector.get("exclusiveLabel")
+        errors: list[status.FieldError] = []
+        if not isinstance(exclusive, dict):
+            errors.append(status.required(path, "required for selectorType ExclusiveLabel"))
+        else:
+            key, value = str(exclusive.get("key") or ""), str(exclusive.get("value") or "")
+            if not key.startswith(EXCLUSIVE_LABEL_PREFIXES):
+                prefixes = " or ".join(EXCLUSIVE_LABEL_PREFIXES)
+                errors.append(status.invalid(f"{path}.key", key, f"must start with {prefixes}"))
+            errors += [status.invalid(f"{path}.key", key, m) for m in names.is_qualified_name(key)]
+            errors += [
+                status.invalid(f"{path}.value", value, m) for m in names.is_valid_label_value(value)
+            ]
+        if errors:
+            raise status.invalid_object(
+                kind="ManagedClusterSet", group=GROUP, name=request.name, errors=errors
+            )
 
 
 def _is(request: Request, plural: str) -> bool:
