@@ -242,3 +242,18 @@ async def test_exclusive_label_sets_need_a_reserved_label(api: Api, unique: str)
         )
     )
     assert err.code == 422 and "Unsupported value" in err.message
+
+
+async def test_sets_are_not_bound_into_cluster_namespaces(api: Api, unique: str) -> None:
+    await api.create(kinds.MANAGED_CLUSTER, {"metadata": {"name": unique}})
+    await api.create(kinds.NAMESPACE, {"metadata": {"name": unique}})
+    binding = {
+        "metadata": {"name": "default", "namespace": unique},
+        "spec": {"clusterSet": "default"},
+    }
+    err = await refused(api.create(kinds.MANAGED_CLUSTER_SET_BINDING, binding))
+    assert err.code == 403
+    assert (
+        f'namespace "{unique}" is the cluster namespace of managed cluster "{unique}"'
+        in err.message
+    )

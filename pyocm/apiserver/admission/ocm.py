@@ -277,6 +277,18 @@ class ClusterSetBindingValidating(BasePlugin):
     def __init__(self, state: ServerState) -> None:
         self._state = state
 
+    async def _is_cluster_namespace(self, namespace: str) -> bool:
+        info = self._state.catalog.get(GROUP, "v1", "managedclusters")
+        if info is None:
+            return False
+        try:
+            await self._state.store.get(info, namespace="", name=namespace)
+        except status.ApiError as err:
+            if err.code == 404:
+                return False
+            raise
+        return True
+
     def handles(self, request: Request) -> bool:
         return (
             _is(request, "managedclustersetbindings")
@@ -290,6 +302,17 @@ class ClusterSetBindingValidating(BasePlugin):
         if request.name != cluster_set:
             raise status.bad_request(
                 "The ManagedClusterSetBinding must have the same name as the target ManagedClusterSet"
+            )
+        if request.operation is Operation.CREATE and await self._is_cluster_namespace(
+            request.namespace
+        ):
+            # Seed 001: a set is bound to a workspace namespace, never to the namespace of
+            # a registered cluster (whose agents' RBAC lives there).
+            raise _forbidden(
+                request,
+                "managedclustersetbindings",
+                f'namespace "{request.namespace}" is the cluster namespace of managed cluster '
+                f'"{request.namespace}"; bind cluster sets to a workspace namespace instead',
             )
         if request.operation is Operation.CREATE and not _allowed(
             self._state,
