@@ -11,7 +11,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from pyocm.api import conditions, wellknown
+from pyocm.api import wellknown
 from pyocm.clustersets.membership import SelectorError, members
 from pyocm.kube.status import ApiError
 from pyocm.runtime import kinds
@@ -20,8 +20,8 @@ from pyocm.runtime.client import Api
 from pyocm.runtime.clock import Clock
 from pyocm.runtime.controller import Result
 from pyocm.runtime.informer import Informer
-from pyocm.runtime.kinds import Kind
 from pyocm.runtime.manager import Manager
+from pyocm.runtime.status import set_condition
 
 Obj = dict[str, Any]
 DEFAULT_SETS_KEY = "default-sets"
@@ -34,21 +34,6 @@ DEFAULT_SETS: dict[str, Obj] = {
         "clusterSelector": {"selectorType": wellknown.SELECTOR_LABEL_SELECTOR, "labelSelector": {}}
     },
 }
-
-
-async def set_condition(api: Api, kind: Kind, obj: Obj, *, clock: Clock, **condition: str) -> None:
-    """One condition on ``obj``'s status, patched (guarded by resourceVersion) only if it changed."""
-    found = copy.deepcopy((obj.get("status") or {}).get("conditions") or [])
-    if not conditions.set_condition(found, now=clock.now(), **condition):  # type: ignore[arg-type]
-        return
-    meta = obj["metadata"]
-    patch = {
-        "metadata": {"resourceVersion": meta["resourceVersion"]},
-        "status": {"conditions": found},
-    }
-    await api.patch(
-        kind, meta["name"], patch, namespace=meta.get("namespace"), subresource="status"
-    )
 
 
 class SetStatusController:

@@ -26,6 +26,7 @@ from pyocm.registration.agent.status import StatusReporter
 from pyocm.runtime import kinds
 from pyocm.runtime.client import Api, ApiConnectionError
 from pyocm.runtime.informer import Informer
+from pyocm.runtime.status import set_condition
 
 if TYPE_CHECKING:
     from pyocm.registration.agent.agent import RegistrationAgent
@@ -215,23 +216,17 @@ class Session:
         cluster = self.cluster
         if cluster is None:
             return
-        found = list((cluster.get("status") or {}).get("conditions") or [])
         start, end = chain[0].not_valid_before_utc, chain[0].not_valid_after_utc
-        conditions.set_condition(
-            found,
-            type=wellknown.CLUSTER_CERTIFICATE_ROTATED,
-            status="True",
-            reason=wellknown.REASON_CLIENT_CERT_UPDATED,
-            message=f"client certificate rotated starting from {certs.go_time(start)} to {certs.go_time(end)}",
-            now=self.clock.now(),
-        )
-        patch = {
-            "metadata": {"resourceVersion": cluster["metadata"]["resourceVersion"]},
-            "status": {"conditions": found},
-        }
-        with contextlib.suppress(ApiError, ApiConnectionError):
-            await self.api.patch(
-                kinds.MANAGED_CLUSTER, self.subject.cluster, patch, subresource="status"
+        with contextlib.suppress(ApiError, ApiConnectionError):  # best effort, like an event
+            await set_condition(
+                self.api,
+                kinds.MANAGED_CLUSTER,
+                cluster,
+                clock=self.clock,
+                type=wellknown.CLUSTER_CERTIFICATE_ROTATED,
+                status="True",
+                reason=wellknown.REASON_CLIENT_CERT_UPDATED,
+                message=f"client certificate rotated starting from {certs.go_time(start)} to {certs.go_time(end)}",
             )
 
 

@@ -13,7 +13,6 @@ from typing import Any
 
 from pyocm.api import wellknown
 from pyocm.kube.status import ApiError
-from pyocm.registration.hub.status import set_cluster_condition
 from pyocm.runtime import kinds
 from pyocm.runtime.client import Api
 from pyocm.runtime.clock import Clock
@@ -21,6 +20,7 @@ from pyocm.runtime.controller import Result
 from pyocm.runtime.events import Recorder
 from pyocm.runtime.informer import Informer
 from pyocm.runtime.kinds import Kind
+from pyocm.runtime.status import add_finalizer, remove_finalizer, set_condition
 
 Obj = dict[str, Any]
 DEFAULT_RESOURCES: tuple[Kind, ...] = (kinds.MANAGED_CLUSTER_ADDON, kinds.MANIFEST_WORK)
@@ -58,36 +58,44 @@ class GcController:
         cluster = self.clusters.store.get(name)
         if cluster is None:
             return None
-        finalizers = cluster["metadata"].get("finalizers") or []
         if not cluster["metadata"].get("deletionTimestamp"):
-            if wellknown.RESOURCE_CLEANUP_FINALIZER not in finalizers:
-                await self._finalizers(cluster, [*finalizers, wellknown.RESOURCE_CLEANUP_FINALIZER])
+            await add_finalizer(
+                self.api, kinds.MANAGED_CLUSTER, cluster, wellknown.RESOURCE_CLEANUP_FINALIZER
+            )
             return None
-        if wellknown.RESOURCE_CLEANUP_FINALIZER not in finalizers:
+        if wellknown.RESOURCE_CLEANUP_FINALIZER not in (
+            cluster["metadata"].get("finalizers") or []
+        ):
             return None
         for kind in self.resources:
             items = await self._items(kind, name)
             if items:
                 await self._delete_lowest(cluster, kind, items)
                 return Result(requeue_after=RETRY)
-        await set_cluster_condition(
-            self.api,
-            cluster,
-            clock=self.clock,
-            type=wellknown.CLUSTER_DELETING,
-            status="True",
-            reason=wellknown.REASON_NO_RESOURCE,
-            message="No cleaned resource in cluster ns.",
+        cluster = await self._deleting(
+            cluster, "True", wellknown.REASON_NO_RESOURCE, "No cleaned resource in cluster ns."
         )
         await self.recorder.event(
             cluster,
             reason="ResourceCleanupCompleted",
             note=f"All resources are cleaned up in cluster ns {name}",
         )
-        await self._finalizers(
-            cluster, [f for f in finalizers if f != wellknown.RESOURCE_CLEANUP_FINALIZER]
+        await remove_finalizer(
+            self.api, kinds.MANAGED_CLUSTER, cluster, wellknown.RESOURCE_CLEANUP_FINALIZER
         )
         return None
+
+    async def _deleting(self, cluster: Obj, status: str, reason: str, message: str) -> Obj:
+        return await set_condition(
+            self.api,
+            kinds.MANAGED_CLUSTER,
+            cluster,
+            clock=self.clock,
+            type=wellknown.CLUSTER_DELETING,
+            status=status,
+            reason=reason,
+            message=message,
+        )
 
     async def _items(self, kind: Kind, namespace: str) -> list[Obj]:
         try:
@@ -99,14 +107,11 @@ class GcController:
 
     async def _delete_lowest(self, cluster: Obj, kind: Kind, items: list[Obj]) -> None:
         pending = sum(1 for item in items if item["metadata"].get("finalizers"))
-        await set_cluster_condition(
-            self.api,
+        cluster = await self._deleting(
             cluster,
-            clock=self.clock,
-            type=wellknown.CLUSTER_DELETING,
-            status="False",
-            reason=wellknown.REASON_RESOURCE_REMAINING,
-            message=f"The resource {kind.plural} is remaning, the remaining count is {len(items)}, "
+            "False",
+            wellknown.REASON_RESOURCE_REMAINING,
+            f"The resource {kind.plural} is remaning, the remaining count is {len(items)}, "
             f"the finalizer pending count is {pending}",
         )
         lowest = min(cleanup_priority(item) for item in items)
@@ -118,22 +123,7 @@ class GcController:
                     )
                 except ApiError as err:
                     if err.code != 404:
-                        await set_cluster_condition(
-                            self.api,
-                            cluster,
-                            clock=self.clock,
-                            type=wellknown.CLUSTER_DELETING,
-                            status="False",
-                            reason=wellknown.REASON_DELETING_ERROR,
-                            message=err.message,
+                        await self._deleting(
+                            cluster, "False", wellknown.REASON_DELETING_ERROR, err.message
                         )
                         raise
-
-    async def _finalizers(self, cluster: Obj, finalizers: list[str]) -> None:
-        patch = {
-            "metadata": {
-                "resourceVersion": cluster["metadata"]["resourceVersion"],
-                "finalizers": finalizers,
-            }
-        }
-        await self.api.patch(kinds.MANAGED_CLUSTER, cluster["metadata"]["name"], patch)

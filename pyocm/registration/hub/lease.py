@@ -14,13 +14,13 @@ from typing import Any
 from pyocm.api import conditions, wellknown
 from pyocm.kube import timefmt
 from pyocm.kube.status import ApiError
-from pyocm.registration.hub.status import set_cluster_condition
 from pyocm.runtime import kinds
 from pyocm.runtime.client import Api
 from pyocm.runtime.clock import Clock
 from pyocm.runtime.controller import Result
 from pyocm.runtime.events import Recorder
 from pyocm.runtime.informer import Informer
+from pyocm.runtime.status import set_condition
 
 Obj = dict[str, Any]
 LEASE_NAME = "managed-cluster-lease"
@@ -95,8 +95,9 @@ class LeaseController:
         available = conditions.find(found, wellknown.CLUSTER_AVAILABLE)
         if available is not None and available.get("status") == "Unknown":
             return
-        await set_cluster_condition(
+        await set_condition(
             self.api,
+            kinds.MANAGED_CLUSTER,
             cluster,
             clock=self.clock,
             type=wellknown.CLUSTER_AVAILABLE,
@@ -132,8 +133,9 @@ class ClockSyncController:
         synced = (
             skew < grace(cluster) or annotations.get(wellknown.SKIP_CLOCK_SYNC_ANNOTATION) == "true"
         )
-        await set_cluster_condition(
+        await set_condition(
             self.api,
+            kinds.MANAGED_CLUSTER,
             cluster,
             clock=self.clock,
             type=wellknown.CLUSTER_CLOCK_SYNCED,

@@ -19,13 +19,13 @@ from pyocm.kube import timefmt
 from pyocm.kube.status import ApiError
 from pyocm.registration.hub import rbac
 from pyocm.registration.hub.apply import apply, delete_if_present
-from pyocm.registration.hub.status import set_cluster_condition
 from pyocm.runtime import kinds
 from pyocm.runtime.client import Api
 from pyocm.runtime.clock import Clock
 from pyocm.runtime.controller import Result
 from pyocm.runtime.events import Recorder
 from pyocm.runtime.informer import Informer
+from pyocm.runtime.status import add_finalizer, remove_finalizer, set_condition
 
 Obj = dict[str, Any]
 log = logging.getLogger(__name__)
@@ -88,41 +88,20 @@ class ManagedClusterController:
                 kinds.NAMESPACE,
                 {"metadata": {"name": name, "labels": self._labels(name)}},
             )
-            cluster = await self._add_finalizer(cluster)
-            await apply(
-                self.api,
-                kinds.CLUSTER_ROLE,
-                rbac.cluster_role(name, accepted=True, labels=self.labels),
+            cluster = await add_finalizer(
+                self.api, kinds.MANAGED_CLUSTER, cluster, wellknown.API_RESOURCE_CLEANUP_FINALIZER
             )
-            await apply(
-                self.api,
-                kinds.CLUSTER_ROLE_BINDING,
-                rbac.cluster_role_binding(name, labels=self.labels),
-            )
+            await self._apply_cluster_role(name, accepted=True)
             await apply(self.api, kinds.ROLE_BINDING, self._registration_binding(name))
             await apply(self.api, kinds.ROLE_BINDING, self._work_binding(name))
         except ApiError as err:
             if err.code == 409:
                 raise
-            await set_cluster_condition(
-                self.api,
-                cluster,
-                clock=self.clock,
-                type=wellknown.CLUSTER_HUB_ACCEPTED,
-                status="False",
-                reason="Error",
-                message=err.message,
-            )
+            await self._accepted(cluster, "False", "Error", err.message)
             raise
         was_accepted = conditions.is_true(_conditions(cluster), wellknown.CLUSTER_HUB_ACCEPTED)
-        await set_cluster_condition(
-            self.api,
-            cluster,
-            clock=self.clock,
-            type=wellknown.CLUSTER_HUB_ACCEPTED,
-            status="True",
-            reason=wellknown.REASON_HUB_ADMIN_ACCEPTED,
-            message="Accepted by hub cluster admin",
+        await self._accepted(
+            cluster, "True", wellknown.REASON_HUB_ADMIN_ACCEPTED, "Accepted by hub cluster admin"
         )
         if not was_accepted:
             await self.recorder.event(
@@ -136,37 +115,15 @@ class ManagedClusterController:
         if not conditions.is_true(_conditions(cluster), wellknown.CLUSTER_HUB_ACCEPTED):
             return None  # never accepted (or already denied): nothing was granted
         await self.recorder.event(
-            cluster,
-            reason="ManagedClusterDenied",
-            note=f"managed cluster {name} is denied by hub",
+            cluster, reason="ManagedClusterDenied", note=f"managed cluster {name} is denied by hub"
         )
-        await apply(
-            self.api,
-            kinds.CLUSTER_ROLE,
-            rbac.cluster_role(name, accepted=False, labels=self.labels),
-        )
-        await apply(
-            self.api,
-            kinds.CLUSTER_ROLE_BINDING,
-            rbac.cluster_role_binding(name, labels=self.labels),
-        )
-        await delete_if_present(
-            self.api, kinds.ROLE_BINDING, rbac.registration_binding_name(name), namespace=name
-        )
-        await delete_if_present(
-            self.api, kinds.ROLE_BINDING, rbac.work_binding_name(name), namespace=name
-        )
+        await self._apply_cluster_role(name, accepted=False)
+        await self._remove_bindings(name)
         if await self._works_remain(name):
             return Result(requeue_after=WORK_WAIT)
         await self._release_work_binding(name)
-        await set_cluster_condition(
-            self.api,
-            cluster,
-            clock=self.clock,
-            type=wellknown.CLUSTER_HUB_ACCEPTED,
-            status="False",
-            reason=wellknown.REASON_HUB_ADMIN_DENIED,
-            message="Denied by hub cluster admin",
+        await self._accepted(
+            cluster, "False", wellknown.REASON_HUB_ADMIN_DENIED, "Denied by hub cluster admin"
         )
         return None
 
@@ -176,21 +133,44 @@ class ManagedClusterController:
         if await self._works_remain(name):
             return Result(requeue_after=WORK_WAIT)
         await self._release_work_binding(name)
-        finalizers = cluster["metadata"].get("finalizers") or []
-        if wellknown.API_RESOURCE_CLEANUP_FINALIZER in finalizers:
-            kept = [f for f in finalizers if f != wellknown.API_RESOURCE_CLEANUP_FINALIZER]
-            await self._set_finalizers(cluster, kept)
+        await remove_finalizer(
+            self.api, kinds.MANAGED_CLUSTER, cluster, wellknown.API_RESOURCE_CLEANUP_FINALIZER
+        )
         return None
+
+    async def _accepted(self, cluster: Obj, status: str, reason: str, message: str) -> Obj:
+        return await set_condition(
+            self.api,
+            kinds.MANAGED_CLUSTER,
+            cluster,
+            clock=self.clock,
+            type=wellknown.CLUSTER_HUB_ACCEPTED,
+            status=status,
+            reason=reason,
+            message=message,
+        )
+
+    async def _apply_cluster_role(self, name: str, *, accepted: bool) -> None:
+        """The per-cluster ClusterRole (full rights, or read-only on itself) and its binding."""
+        await apply(
+            self.api,
+            kinds.CLUSTER_ROLE,
+            rbac.cluster_role(name, accepted=accepted, labels=self.labels),
+        )
+        await apply(
+            self.api,
+            kinds.CLUSTER_ROLE_BINDING,
+            rbac.cluster_role_binding(name, labels=self.labels),
+        )
+
+    async def _remove_bindings(self, name: str) -> None:
+        for binding in (rbac.registration_binding_name(name), rbac.work_binding_name(name)):
+            await delete_if_present(self.api, kinds.ROLE_BINDING, binding, namespace=name)
 
     async def _remove_access(self, name: str) -> None:
         await delete_if_present(self.api, kinds.CLUSTER_ROLE, rbac.cluster_role_name(name))
         await delete_if_present(self.api, kinds.CLUSTER_ROLE_BINDING, rbac.cluster_role_name(name))
-        await delete_if_present(
-            self.api, kinds.ROLE_BINDING, rbac.registration_binding_name(name), namespace=name
-        )
-        await delete_if_present(
-            self.api, kinds.ROLE_BINDING, rbac.work_binding_name(name), namespace=name
-        )
+        await self._remove_bindings(name)
 
     async def _works_remain(self, name: str) -> bool:
         try:
@@ -211,29 +191,9 @@ class ManagedClusterController:
             if err.code == 404:
                 return
             raise
-        finalizers = binding["metadata"].get("finalizers") or []
-        if wellknown.MANIFEST_WORK_CLEANUP_FINALIZER in finalizers:
-            binding["metadata"]["finalizers"] = [
-                f for f in finalizers if f != wellknown.MANIFEST_WORK_CLEANUP_FINALIZER
-            ]
-            await self.api.update(kinds.ROLE_BINDING, binding)
-
-    async def _add_finalizer(self, cluster: Obj) -> Obj:
-        finalizers = cluster["metadata"].get("finalizers") or []
-        if wellknown.API_RESOURCE_CLEANUP_FINALIZER in finalizers:
-            return cluster
-        return await self._set_finalizers(
-            cluster, [*finalizers, wellknown.API_RESOURCE_CLEANUP_FINALIZER]
+        await remove_finalizer(
+            self.api, kinds.ROLE_BINDING, binding, wellknown.MANIFEST_WORK_CLEANUP_FINALIZER
         )
-
-    async def _set_finalizers(self, cluster: Obj, finalizers: list[str]) -> Obj:
-        patch = {
-            "metadata": {
-                "resourceVersion": cluster["metadata"]["resourceVersion"],
-                "finalizers": finalizers,
-            }
-        }
-        return await self.api.patch(kinds.MANAGED_CLUSTER, cluster["metadata"]["name"], patch)
 
     def _labels(self, name: str) -> dict[str, str]:
         return {wellknown.CLUSTER_NAME_LABEL: name, **self.labels}

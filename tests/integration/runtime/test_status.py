@@ -1,0 +1,67 @@
+"""Guarded status and finalizer writes: only when something changes, and never over a
+newer version."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import pytest
+import pytest_asyncio
+
+from pyocm.kube.status import ApiError
+from pyocm.runtime import kinds
+from pyocm.runtime.client import Api
+from pyocm.runtime.clock import FakeClock
+from pyocm.runtime.status import add_finalizer, remove_finalizer, set_condition
+from pyocm.testing import HubProcess
+
+
+@pytest_asyncio.fixture
+async def api(hub: HubProcess) -> AsyncIterator[Api]:
+    async with Api.from_kubeconfig(hub.kubeconfig) as client:
+        yield client
+
+
+async def test_condition_and_finalizer_writes_are_guarded(api: Api, unique: str) -> None:
+    clock = FakeClock()
+    made = await api.create(kinds.MANAGED_CLUSTER_SET, {"metadata": {"name": unique}})
+    written = await set_condition(
+        api,
+        kinds.MANAGED_CLUSTER_SET,
+        made,
+        clock=clock,
+        type="Ready",
+        status="True",
+        reason="R",
+        message="m",
+    )
+    assert written["status"]["conditions"][0]["type"] == "Ready"
+    same = await set_condition(
+        api,
+        kinds.MANAGED_CLUSTER_SET,
+        written,
+        clock=clock,
+        type="Ready",
+        status="True",
+        reason="R",
+        message="m",
+    )
+    assert same is written, "an unchanged condition is not written"
+    with pytest.raises(ApiError) as stale:
+        await set_condition(
+            api,
+            kinds.MANAGED_CLUSTER_SET,
+            made,
+            clock=clock,
+            type="Ready",
+            status="False",
+            reason="R",
+            message="m",
+        )
+    assert stale.value.code == 409, "a condition computed from an old version is refused"
+
+    held = await add_finalizer(api, kinds.MANAGED_CLUSTER_SET, written, "example.com/hold")
+    assert held["metadata"]["finalizers"] == ["example.com/hold"]
+    assert await add_finalizer(api, kinds.MANAGED_CLUSTER_SET, held, "example.com/hold") is held
+    released = await remove_finalizer(api, kinds.MANAGED_CLUSTER_SET, held, "example.com/hold")
+    assert not released["metadata"].get("finalizers")
