@@ -19,7 +19,7 @@ from pyocm.runtime.cache import key_of
 from pyocm.runtime.client import Api
 from pyocm.runtime.clock import Clock
 from pyocm.runtime.controller import Result
-from pyocm.runtime.informer import Informer
+from pyocm.runtime.informer import Change, Informer
 from pyocm.runtime.manager import Manager
 from pyocm.runtime.status import set_condition
 
@@ -130,8 +130,9 @@ def add_clusterset_controllers(manager: Manager, *, default_sets: bool = True) -
     status = SetStatusController(api, sets, clusters, clock=clock)
     status_controller = manager.controller("clusterset-status", status.reconcile)
     status_controller.watch(sets)
-    # A cluster's labels can move it in or out of any set: look at every set again.
-    status_controller.watch(clusters, lambda _: sets.store.keys())
+    # A cluster's labels can move it in or out of any set: look at every set again, but
+    # only when a cluster comes, goes or relabels (not on every status report).
+    status_controller.watch(clusters, lambda _: sets.store.keys(), predicate=_membership_may_change)
 
     binding = BindingController(api, bindings, sets, clock=clock)
     binding_controller = manager.controller("clustersetbinding", binding.reconcile)
@@ -150,6 +151,12 @@ def add_clusterset_controllers(manager: Manager, *, default_sets: bool = True) -
         defaults_controller = manager.controller("default-clustersets", defaults.reconcile)
         defaults_controller.watch(sets, lambda _: [DEFAULT_SETS_KEY])
         manager.add("default-clustersets-start", _kick(defaults_controller))
+
+
+def _membership_may_change(change: Change) -> bool:
+    if change.old is None or change.new is None:
+        return True
+    return bool(change.old["metadata"].get("labels") != change.new["metadata"].get("labels"))
 
 
 def _kick(controller: Any) -> Any:

@@ -61,6 +61,22 @@ def _cluster_of(obj: Obj) -> list[str]:
     return [name] if name else []
 
 
+def _beyond_status(change: Change) -> bool:
+    """Whether something other than status (and the resourceVersion) changed."""
+    if change.old is None or change.new is None:
+        return True
+
+    def essence(obj: Obj) -> Obj:
+        meta = {
+            k: v
+            for k, v in obj["metadata"].items()
+            if k not in ("resourceVersion", "managedFields")
+        }
+        return {**{k: v for k, v in obj.items() if k != "status"}, "metadata": meta}
+
+    return essence(change.old) != essence(change.new)
+
+
 def _renewed(change: Change) -> bool:
     def renew(obj: Obj | None) -> object:
         return ((obj or {}).get("spec") or {}).get("renewTime")
@@ -92,7 +108,9 @@ def build_hub_manager(
         auto_accept=options.gate("ManagedClusterAutoApproval"),
     )
     controller = manager.controller("managedcluster", accept.reconcile)
-    controller.watch(clusters)
+    # Agents report status every health-check period; acceptance depends on spec and
+    # metadata only (what it writes elsewhere is watched through the RBAC informers).
+    controller.watch(clusters, predicate=_beyond_status)
     for informer in (roles, role_bindings, namespaced_bindings):
         controller.watch(informer, _cluster_of)
 
@@ -110,7 +128,10 @@ def build_hub_manager(
 
     common = ClusterRolesController(api, clusters, labels=options.labels)
     common_controller = manager.controller("clusterrole", common.reconcile)
-    common_controller.watch(clusters, lambda _: [COMMON_ROLES_KEY])
+    # Only whether any cluster exists matters: clusters coming and going, not their updates.
+    common_controller.watch(
+        clusters, lambda _: [COMMON_ROLES_KEY], predicate=lambda c: c.old is None or c.new is None
+    )
     common_controller.watch(roles, lambda _: [COMMON_ROLES_KEY])
 
     lease = LeaseController(api, clusters, leases, clock=clock, recorder=recorder)
