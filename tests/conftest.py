@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 import pytest_asyncio
 
+from pyocm.runtime.client import Api
 from pyocm.testing import Client, HubProcess
 
 _counter = itertools.count()
@@ -36,6 +37,13 @@ def hub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HubProcess]:
 def ocm_hub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HubProcess]:
     """A whole hub: the API server with its registration controllers."""
     yield from _session_hub(tmp_path_factory, "ocm-hub", [])
+
+
+@pytest_asyncio.fixture
+async def api(hub: HubProcess) -> AsyncIterator[Api]:
+    """The runtime client as the hub's admin (whichever hub the test module uses)."""
+    async with Api.from_kubeconfig(hub.kubeconfig) as client:
+        yield client
 
 
 @pytest_asyncio.fixture

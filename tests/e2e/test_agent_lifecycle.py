@@ -6,13 +6,12 @@ from __future__ import annotations
 import asyncio
 import base64
 import contextlib
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
-import pytest_asyncio
 import yaml
 
 from pyocm.api import conditions, wellknown
@@ -28,6 +27,7 @@ from pyocm.runtime import kinds
 from pyocm.runtime.client import Api
 from pyocm.runtime.clock import Clock, FakeClock
 from pyocm.testing import HubProcess
+from tests.support import eventually
 
 Obj = dict[str, Any]
 
@@ -36,26 +36,6 @@ Obj = dict[str, Any]
 def hub(ocm_hub: HubProcess) -> HubProcess:
     """These tests need the hub's controllers."""
     return ocm_hub
-
-
-async def eventually(check: Callable[[], Awaitable[Any]], *, timeout: float = 30) -> Any:
-    deadline = asyncio.get_running_loop().time() + timeout
-    last: BaseException | None = None
-    while asyncio.get_running_loop().time() < deadline:
-        try:
-            result = await check()
-            if result:
-                return result
-        except (AssertionError, ApiError) as err:
-            last = err
-        await asyncio.sleep(0.05)
-    raise AssertionError(f"not reached in {timeout}s; last: {last!r}")
-
-
-@pytest_asyncio.fixture
-async def api(hub: HubProcess) -> AsyncIterator[Api]:
-    async with Api.from_kubeconfig(hub.kubeconfig) as client:
-        yield client
 
 
 async def bootstrap(api: Api, hub: HubProcess) -> Obj:

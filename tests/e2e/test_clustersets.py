@@ -3,18 +3,16 @@ ClusterSetEmpty and Bound conditions, and the default and global sets."""
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import pytest
-import pytest_asyncio
 
 from pyocm.api import conditions
-from pyocm.kube.status import ApiError
 from pyocm.runtime import kinds
 from pyocm.runtime.client import Api
 from pyocm.testing import HubProcess
+from tests.support import eventually
 
 Obj = dict[str, Any]
 SET_LABEL = "cluster.open-cluster-management.io/clusterset"
@@ -24,26 +22,6 @@ SET_LABEL = "cluster.open-cluster-management.io/clusterset"
 def hub(ocm_hub: HubProcess) -> HubProcess:
     """These tests need the hub's controllers."""
     return ocm_hub
-
-
-@pytest_asyncio.fixture
-async def api(hub: HubProcess) -> AsyncIterator[Api]:
-    async with Api.from_kubeconfig(hub.kubeconfig) as client:
-        yield client
-
-
-async def eventually(check: Callable[[], Awaitable[Any]], *, timeout: float = 20) -> Any:
-    deadline = asyncio.get_running_loop().time() + timeout
-    last: BaseException | None = None
-    while asyncio.get_running_loop().time() < deadline:
-        try:
-            result = await check()
-            if result:
-                return result
-        except (AssertionError, ApiError) as err:
-            last = err
-        await asyncio.sleep(0.05)
-    raise AssertionError(f"not reached in {timeout}s; last: {last!r}")
 
 
 def empty_condition(api: Api, name: str, message: str) -> Callable[[], Awaitable[bool]]:

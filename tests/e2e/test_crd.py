@@ -8,12 +8,10 @@ import asyncio
 import json
 import shutil
 import subprocess
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-import pytest_asyncio
 
 from pyocm.kube.status import ApiError
 from pyocm.runtime.client import Api
@@ -62,12 +60,6 @@ def crd(group: str) -> Obj:
             ],
         },
     }
-
-
-@pytest_asyncio.fixture
-async def api(hub: HubProcess) -> AsyncIterator[Api]:
-    async with Api.from_kubeconfig(hub.kubeconfig) as client:
-        yield client
 
 
 async def established(api: Api, name: str) -> Obj:

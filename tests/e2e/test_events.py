@@ -4,19 +4,9 @@ writes, watches and field-selects every Event in its own shape."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
-
-import pytest_asyncio
 
 from pyocm.runtime import kinds
 from pyocm.runtime.client import Api
-from pyocm.testing import HubProcess
-
-
-@pytest_asyncio.fixture
-async def api(hub: HubProcess) -> AsyncIterator[Api]:
-    async with Api.from_kubeconfig(hub.kubeconfig) as client:
-        yield client
 
 
 async def test_one_store_two_shapes(api: Api, unique: str) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -14,7 +14,6 @@ import pytest
 import pytest_asyncio
 
 from pyocm.api import conditions, wellknown
-from pyocm.kube.status import ApiError
 from pyocm.local.embedded import EmbeddedCluster, NodeShape
 from pyocm.pki.kubeconfig import build_kubeconfig
 from pyocm.registration import bootstraptoken
@@ -25,6 +24,7 @@ from pyocm.registration.agent.status import ClaimOptions
 from pyocm.runtime import kinds
 from pyocm.runtime.client import Api
 from pyocm.testing import HubProcess
+from tests.support import eventually
 
 Obj = dict[str, Any]
 
@@ -33,26 +33,6 @@ Obj = dict[str, Any]
 def hub(ocm_hub: HubProcess) -> HubProcess:
     """These tests need the hub's controllers."""
     return ocm_hub
-
-
-@pytest_asyncio.fixture
-async def api(hub: HubProcess) -> AsyncIterator[Api]:
-    async with Api.from_kubeconfig(hub.kubeconfig) as client:
-        yield client
-
-
-async def eventually(check: Callable[[], Awaitable[Any]], *, timeout: float = 20) -> Any:
-    deadline = asyncio.get_running_loop().time() + timeout
-    last: BaseException | None = None
-    while asyncio.get_running_loop().time() < deadline:
-        try:
-            result = await check()
-            if result:
-                return result
-        except (AssertionError, ApiError) as err:
-            last = err
-        await asyncio.sleep(0.05)
-    raise AssertionError(f"not reached in {timeout}s; last: {last!r}")
 
 
 async def bootstrap_kubeconfig(api: Api, hub: HubProcess) -> Obj:

@@ -4,11 +4,9 @@ cluster set, names and URLs, the accept and join permissions, bindings, and the
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
-import pytest_asyncio
 
 from pyocm.kube.status import ApiError
 from pyocm.runtime import kinds
@@ -17,12 +15,6 @@ from pyocm.testing import HubProcess
 
 Obj = dict[str, Any]
 SET_LABEL = "cluster.open-cluster-management.io/clusterset"
-
-
-@pytest_asyncio.fixture
-async def api(hub: HubProcess) -> AsyncIterator[Api]:
-    async with Api.from_kubeconfig(hub.kubeconfig) as client:
-        yield client
 
 
 async def refused(call: Any) -> ApiError:

@@ -5,11 +5,9 @@ from __future__ import annotations
 
 import asyncio
 import base64
-from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import pytest
-import pytest_asyncio
 
 from pyocm.api import conditions, wellknown
 from pyocm.kube.status import ApiError
@@ -19,35 +17,15 @@ from pyocm.registration.hub import rbac
 from pyocm.runtime import kinds
 from pyocm.runtime.client import Api
 from pyocm.testing import HubProcess
+from tests.support import eventually
 
 Obj = dict[str, Any]
+
 
 @pytest.fixture(scope="session")
 def hub(ocm_hub: HubProcess) -> HubProcess:
     """These tests need the hub's controllers."""
     return ocm_hub
-
-
-
-@pytest_asyncio.fixture
-async def api(hub: HubProcess) -> AsyncIterator[Api]:
-    async with Api.from_kubeconfig(hub.kubeconfig) as client:
-        yield client
-
-
-async def eventually(check: Callable[[], Awaitable[Any]], *, timeout: float = 15) -> Any:
-    """Call ``check`` until it returns something truthy without raising."""
-    deadline = asyncio.get_running_loop().time() + timeout
-    last: BaseException | None = None
-    while asyncio.get_running_loop().time() < deadline:
-        try:
-            result = await check()
-            if result:
-                return result
-        except (AssertionError, ApiError) as err:
-            last = err
-        await asyncio.sleep(0.05)
-    raise AssertionError(f"not reached in {timeout}s; last: {last!r}")
 
 
 async def missing(api: Api, kind: kinds.Kind, name: str, namespace: str | None = None) -> bool:
@@ -167,6 +145,7 @@ async def test_removal_deletes_manifestworks_before_letting_the_cluster_go(
         return found.get("reason") == "ResourceRemaining"
 
     await eventually(remaining)
+
     async def asked_to_go() -> bool:
         held = await api.get(kinds.MANIFEST_WORK, "w", namespace=name)
         return bool(held["metadata"].get("deletionTimestamp"))

@@ -5,12 +5,10 @@ from __future__ import annotations
 
 import asyncio
 import base64
-from collections.abc import AsyncIterator
 from datetime import timedelta
 from pathlib import Path
 
 import pytest
-import pytest_asyncio
 
 from pyocm.kube.status import ApiError
 from pyocm.pki.ca import CertificateAuthority
@@ -20,12 +18,6 @@ from pyocm.pki.kubeconfig import build_kubeconfig, load_kubeconfig
 from pyocm.runtime import kinds
 from pyocm.runtime.client import Api, ApiConnectionError, path
 from pyocm.testing import HubProcess
-
-
-@pytest_asyncio.fixture
-async def api(hub: HubProcess) -> AsyncIterator[Api]:
-    async with Api.from_kubeconfig(hub.kubeconfig) as client:
-        yield client
 
 
 def test_paths() -> None:

@@ -7,7 +7,6 @@ import contextlib
 from collections.abc import AsyncIterator, Awaitable, Callable
 
 import pytest
-import pytest_asyncio
 
 from pyocm.runtime import kinds
 from pyocm.runtime.client import Api
@@ -17,12 +16,6 @@ from pyocm.runtime.informer import Change, Informer
 from pyocm.runtime.leaderelection import LeaderElector
 from pyocm.runtime.manager import LeadershipLost, Manager
 from pyocm.testing import HubProcess
-
-
-@pytest_asyncio.fixture
-async def api(hub: HubProcess) -> AsyncIterator[Api]:
-    async with Api.from_kubeconfig(hub.kubeconfig) as client:
-        yield client
 
 
 @contextlib.asynccontextmanager

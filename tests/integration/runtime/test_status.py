@@ -3,23 +3,13 @@ newer version."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-
 import pytest
-import pytest_asyncio
 
 from pyocm.kube.status import ApiError
 from pyocm.runtime import kinds
 from pyocm.runtime.client import Api
 from pyocm.runtime.clock import FakeClock
 from pyocm.runtime.status import add_finalizer, remove_finalizer, set_condition
-from pyocm.testing import HubProcess
-
-
-@pytest_asyncio.fixture
-async def api(hub: HubProcess) -> AsyncIterator[Api]:
-    async with Api.from_kubeconfig(hub.kubeconfig) as client:
-        yield client
 
 
 async def test_condition_and_finalizer_writes_are_guarded(api: Api, unique: str) -> None:
