@@ -8,6 +8,10 @@ requesting user, as the webhooks' SubjectAccessReviews do.
 
 pyocm addition (issue 4): a ManagedCluster's ``id.k8s.io`` claim, once reported, may
 not change, so a second, different cluster cannot take over a registered name.
+
+pyocm additions from the ClusterSet Override design (seed 002, issue 5): the
+``ExclusiveLabel`` selector, and ``managedclusters/label`` grants for every label under
+a reserved prefix, so sets built on such labels cannot be joined by a mere ``update``.
 """
 
 from __future__ import annotations
@@ -39,7 +43,9 @@ def ocm_plugins(state: ServerState) -> list[Plugin]:
     ]
 
 
-EXCLUSIVE_LABEL_PREFIXES = (
+#: Label keys whose changes need ``managedclusters/label`` (seed 002); only these may
+#: back an ``ExclusiveLabel`` set, so joining such a set is always a guarded act.
+RESERVED_LABEL_PREFIXES = (
     "cluster.open-cluster-management.io/",
     "info.open-cluster-management.io/",
 )
@@ -70,8 +76,8 @@ class ClusterSetValidating(BasePlugin):
             errors.append(status.required(path, "required for selectorType ExclusiveLabel"))
         else:
             key, value = str(exclusive.get("key") or ""), str(exclusive.get("value") or "")
-            if not key.startswith(EXCLUSIVE_LABEL_PREFIXES):
-                prefixes = " or ".join(EXCLUSIVE_LABEL_PREFIXES)
+            if not key.startswith(RESERVED_LABEL_PREFIXES):
+                prefixes = " or ".join(RESERVED_LABEL_PREFIXES)
                 errors.append(status.invalid(f"{path}.key", key, f"must start with {prefixes}"))
             errors += [status.invalid(f"{path}.key", key, m) for m in names.is_qualified_name(key)]
             errors += [
@@ -81,6 +87,12 @@ class ClusterSetValidating(BasePlugin):
             raise status.invalid_object(
                 kind="ManagedClusterSet", group=GROUP, name=request.name, errors=errors
             )
+
+
+def _labels(obj: Obj | None) -> dict[str, str]:
+    return {
+        str(k): str(v) for k, v in (((obj or {}).get("metadata") or {}).get("labels") or {}).items()
+    }
 
 
 def _is(request: Request, plural: str) -> bool:
@@ -194,7 +206,7 @@ class ManagedClusterValidating(BasePlugin):
         accepted_before = bool(((request.old or {}).get("spec") or {}).get("hubAcceptsClient"))
         if accepts and not accepted_before:
             await self._may_accept(request)
-        self._may_join(request)
+        self._may_label(request)
 
     async def _may_accept(self, request: Request) -> None:
         info = self._state.catalog.get("", "v1", "namespaces")
@@ -228,31 +240,67 @@ class ManagedClusterValidating(BasePlugin):
                 group=REGISTER_GROUP,
             )
 
-    def _may_join(self, request: Request) -> None:
-        def label(obj: Obj | None) -> str:
-            return str(
-                (((obj or {}).get("metadata") or {}).get("labels") or {}).get(CLUSTER_SET_LABEL)
-                or ""
-            )
+    def _may_label(self, request: Request) -> None:
+        """Reserved labels move clusters between sets, so each change needs a grant.
 
-        before, after = label(request.old), label(request.obj)
-        if before == after:
-            return
-        for cluster_set in filter(None, (before, after)):
-            if not _allowed(
-                self._state,
+        Upstream checks ``managedclustersets/join`` for the old and the new clusterset
+        label. The Override design (seed 002) adds ``managedclusters/label`` for every
+        key under a reserved prefix, named ``<key>:<value>``, ``<key>:*`` or ``*``
+        (RBAC matches resourceNames exactly, so each spelling is asked for in turn).
+        For the clusterset label either permission suffices.
+        """
+        before, after = _labels(request.old), _labels(request.obj)
+        changed = sorted(
+            key
+            for key in before.keys() | after.keys()
+            if key.startswith(RESERVED_LABEL_PREFIXES) and before.get(key) != after.get(key)
+        )
+        for key in changed:
+            for value in (before.get(key), after.get(key)):
+                if value is None or (key == CLUSTER_SET_LABEL and not value):
+                    continue
+                if key == CLUSTER_SET_LABEL and self._check(
+                    request, "managedclustersets", "join", value
+                ):
+                    continue
+                grants = (f"{key}:{value}", f"{key}:*", "*")
+                if any(self._check(request, "managedclusters", "label", n) for n in grants):
+                    continue
+                raise self._label_forbidden(request, key, value, grants)
+
+    def _check(self, request: Request, resource: str, subresource: str, name: str) -> bool:
+        return _allowed(
+            self._state,
+            request,
+            group=GROUP,
+            resource=resource,
+            subresource=subresource,
+            verb="create",
+            name=name,
+        )
+
+    @staticmethod
+    def _label_forbidden(
+        request: Request, key: str, value: str, grants: tuple[str, ...]
+    ) -> status.ApiError:
+        user = request.ctx.user.name
+        quoted = [f'"{g}"' for g in grants]
+        alternatives = f"{', '.join(quoted[:-1])} or {quoted[-1]}"
+        label_grant = f"create on managedclusters/label with a resourceName of {alternatives}"
+        if key == CLUSTER_SET_LABEL:
+            # Upstream's message first, so tools matching it still do.
+            return _forbidden(
                 request,
-                group=GROUP,
-                resource="managedclustersets",
-                subresource="join",
-                verb="create",
-                name=cluster_set,
-            ):
-                raise _forbidden(
-                    request,
-                    "managedclustersets/join",
-                    f'user "{request.ctx.user.name}" cannot add/remove a ManagedCluster to/from ManagedClusterSet "{cluster_set}"',
-                )
+                "managedclustersets/join",
+                f'user "{user}" cannot add/remove a ManagedCluster to/from ManagedClusterSet '
+                f'"{value}" (it needs create on managedclustersets/join for "{value}", '
+                f"or {label_grant})",
+            )
+        return _forbidden(
+            request,
+            "managedclusters/label",
+            f'user "{user}" cannot add/change/remove label "{key}={value}": it needs {label_grant}',
+        )
 
     def _claims_kept(self, request: Request) -> None:
         def claim(obj: Obj | None) -> str | None:
