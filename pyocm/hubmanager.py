@@ -7,11 +7,17 @@ from pyocm.clustersets.controllers import add_clusterset_controllers
 from pyocm.registration.hub.manager import HubOptions, build_hub_manager
 from pyocm.runtime.client import Api
 from pyocm.runtime.clock import Clock
+from pyocm.runtime.events import Recorder
 from pyocm.runtime.manager import Manager
 
 
 def build(api: Api, *, options: HubOptions | None = None, clock: Clock | None = None) -> Manager:
     options = options or HubOptions()
     manager = build_hub_manager(api, options=options, clock=clock)
-    add_clusterset_controllers(manager, default_sets=options.gate("DefaultClusterSet"))
+    recorder = Recorder(
+        api, controller="clusterset-controller", instance=options.identity, clock=manager.clock
+    )
+    add_clusterset_controllers(
+        manager, recorder=recorder, default_sets=options.gate("DefaultClusterSet")
+    )
     return manager

@@ -1,7 +1,8 @@
-"""The hub's cluster-set controllers (upstream 2.9 to 2.11).
+"""The hub's cluster-set controllers (upstream 2.9 to 2.12).
 
 * ``ClusterSetEmpty`` on every set, kept current as clusters and their labels change;
 * ``Bound`` on every binding, as its set exists or not;
+* each member cluster's ``status.managedNamespaces`` (upstream 2.12, in namespaces.py);
 * the ``default`` and ``global`` sets (gate ``DefaultClusterSet``), created when missing
   and their selector reset when it drifts, unless annotated ``autoupdate: "false"``.
 """
@@ -13,12 +14,14 @@ from typing import Any
 
 from pyocm.api import wellknown
 from pyocm.clustersets.membership import SelectorError, members
+from pyocm.clustersets.namespaces import ManagedNamespacesController, may_change
 from pyocm.kube.status import ApiError
 from pyocm.runtime import kinds
 from pyocm.runtime.cache import key_of
 from pyocm.runtime.client import Api
 from pyocm.runtime.clock import Clock
 from pyocm.runtime.controller import Result
+from pyocm.runtime.events import Recorder
 from pyocm.runtime.informer import Change, Informer
 from pyocm.runtime.manager import Manager
 from pyocm.runtime.status import set_condition
@@ -120,7 +123,9 @@ class DefaultSetsController:
         return Result(requeue_after=RESYNC)
 
 
-def add_clusterset_controllers(manager: Manager, *, default_sets: bool = True) -> None:
+def add_clusterset_controllers(
+    manager: Manager, *, recorder: Recorder, default_sets: bool = True
+) -> None:
     """Add the cluster-set controllers to a hub manager (sharing its informers)."""
     api, clock = manager.api, manager.clock
     sets = manager.informer(kinds.MANAGED_CLUSTER_SET)
@@ -145,6 +150,11 @@ def add_clusterset_controllers(manager: Manager, *, default_sets: bool = True) -
             if (b.get("spec") or {}).get("clusterSet") == cluster_set["metadata"]["name"]
         ],
     )
+
+    namespaces = ManagedNamespacesController(api, clusters, sets, recorder=recorder)
+    namespaces_controller = manager.controller("managed-namespace", namespaces.reconcile)
+    namespaces_controller.watch(clusters, predicate=may_change)
+    namespaces_controller.watch(sets, namespaces.clusters_of_set)
 
     if default_sets:
         defaults = DefaultSetsController(api, sets)

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import contextlib
-from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -14,19 +12,25 @@ from typing import Any
 import pytest
 import yaml
 
-from pyocm.api import conditions, wellknown
+from pyocm.api import wellknown
 from pyocm.kube.status import ApiError
-from pyocm.local.embedded import EmbeddedCluster
 from pyocm.pki.keys import generate_private_key
-from pyocm.pki.kubeconfig import build_kubeconfig
-from pyocm.registration import bootstraptoken
 from pyocm.registration.agent import certs
 from pyocm.registration.agent.agent import AgentOptions, RegistrationAgent
 from pyocm.registration.agent.managed import AGENT_NAMESPACE, KubeManagedSide
 from pyocm.runtime import kinds
 from pyocm.runtime.client import Api
-from pyocm.runtime.clock import Clock, FakeClock
+from pyocm.runtime.clock import FakeClock
 from pyocm.testing import HubProcess
+from tests.agents import (
+    agent_api,
+    approve_pending,
+    available,
+    bootstrap_kubeconfig,
+    condition,
+    embedded,
+    running_agent,
+)
 from tests.support import eventually
 
 Obj = dict[str, Any]
@@ -36,82 +40,6 @@ Obj = dict[str, Any]
 def hub(ocm_hub: HubProcess) -> HubProcess:
     """These tests need the hub's controllers."""
     return ocm_hub
-
-
-async def bootstrap(api: Api, hub: HubProcess) -> Obj:
-    token = bootstraptoken.generate()
-    await api.create(kinds.SECRET, bootstraptoken.token_secret(token, now=datetime.now(UTC)))
-    return build_kubeconfig(server=hub.url, ca_pem=hub.ca_pem, token=str(token))
-
-
-async def approve_pending(api: Api, cluster: str) -> None:
-    async def pending() -> list[Obj]:
-        listed = await api.list(kinds.CSR, labels=f"{wellknown.CLUSTER_NAME_LABEL}={cluster}")
-        return [c for c in listed["items"] if not (c.get("status") or {}).get("conditions")]
-
-    for csr in await eventually(pending):
-        csr.setdefault("status", {})["conditions"] = [
-            {
-                "type": "Approved",
-                "status": "True",
-                "reason": "Test",
-                "message": "approved by a test",
-            }
-        ]
-        await api.update(kinds.CSR, csr, subresource="approval")
-
-
-def condition(cluster: Obj, type: str) -> Obj:
-    return conditions.find((cluster.get("status") or {}).get("conditions"), type) or {}
-
-
-async def available(api: Api, name: str, status: str = "True") -> Obj | None:
-    cluster = await api.get(kinds.MANAGED_CLUSTER, name)
-    return (
-        cluster if condition(cluster, wellknown.CLUSTER_AVAILABLE).get("status") == status else None
-    )
-
-
-@contextlib.asynccontextmanager
-async def running_agent(
-    api: Api,
-    hub: HubProcess,
-    managed: EmbeddedCluster,
-    name: str,
-    *,
-    clock: Clock | None = None,
-    accept: bool = True,
-    secret: str = "hub-kubeconfig-secret",
-) -> AsyncIterator[asyncio.Task[str]]:
-    agent = RegistrationAgent(
-        bootstrap=await bootstrap(api, hub),
-        managed=KubeManagedSide(managed.api),
-        options=AgentOptions(
-            cluster_name=name, poll=0.1, healthcheck_period=2, hub_kubeconfig_secret=secret
-        ),
-        clock=clock,
-    )
-    task = asyncio.create_task(agent.run())
-    try:
-        if accept:
-            await approve_pending(api, name)
-            await api.patch(kinds.MANAGED_CLUSTER, name, {"spec": {"hubAcceptsClient": True}})
-            await eventually(lambda: available(api, name))
-        yield task
-    finally:
-        task.cancel()
-        await asyncio.gather(task, return_exceptions=True)
-
-
-async def embedded(tmp_path: Path, name: str) -> EmbeddedCluster:
-    cluster = EmbeddedCluster(name=name, data_dir=tmp_path / name)
-    await cluster.start()
-    return cluster
-
-
-async def agent_api(managed: EmbeddedCluster, secret: str = "hub-kubeconfig-secret") -> Api:
-    stored = await managed.api.get(kinds.SECRET, secret, namespace=AGENT_NAMESPACE)
-    return Api.from_config(yaml.safe_load(base64.b64decode(stored["data"]["kubeconfig"])))
 
 
 async def test_an_agent_reaches_only_its_own_cluster(
@@ -203,7 +131,7 @@ async def test_lease_stops_unknown_and_unreachable_then_available_again(
 
         await eventually(unreachable)
         # The restarted agent keeps its identity and credential: no new CSR, no acceptance.
-        async with running_agent(api, hub, managed, name, accept=False):
+        async with running_agent(api, hub, managed, name, accept_it=False):
             await eventually(lambda: available(api, name))
 
             async def untainted() -> bool:
@@ -267,7 +195,7 @@ async def test_certificate_rotates_when_a_fifth_of_its_life_is_left(
         ]
         # Virtual time stays ahead of the hub's clock, so later certificates look old
         # too and may rotate again; every renewal is the hub's, the join was the admin's.
-        assert reasons.count("Test") == 1
+        assert reasons.count("AcceptedByTest") == 1
         assert reasons.count("AutoApprovedByHubCSRApprovingController") == len(reasons) - 1 >= 1
     finally:
         stop.set()
@@ -286,7 +214,9 @@ async def test_one_cluster_joins_two_hubs_with_one_id(
         async with (
             Api.from_kubeconfig(other.kubeconfig) as api2,
             running_agent(api, hub, managed, name),
-            running_agent(api2, other, managed, name, secret="hub2-kubeconfig-secret"),
+            running_agent(
+                api2, other, managed, name, hub_kubeconfig_secret="hub2-kubeconfig-secret"
+            ),
         ):
             first = await api.get(kinds.MANAGED_CLUSTER, name)
             second = await api2.get(kinds.MANAGED_CLUSTER, name)
@@ -326,7 +256,7 @@ async def test_an_expired_certificate_means_bootstrapping_again(
         stored["data"]["tls.crt"] = base64.b64encode(old_cert).decode()
         stored["data"]["tls.key"] = base64.b64encode(old_key).decode()
         await managed.api.update(kinds.SECRET, stored)
-        async with running_agent(api, hub, managed, name, accept=False) as task:
+        async with running_agent(api, hub, managed, name, accept_it=False) as task:
             await approve_pending(api, name)  # the new bootstrap CSR needs the admin again
 
             async def fresh() -> Obj | None:
@@ -392,13 +322,13 @@ async def test_bootstrap_kubeconfig_from_a_secret_is_followed(
                 0, any(s.startswith("waiting for the bootstrap secret") for s in states)
             )
         )
-        await put_bootstrap(await bootstrap(api, hub))
+        await put_bootstrap(await bootstrap_kubeconfig(api, hub))
         await approve_pending(api, name)
         await api.patch(kinds.MANAGED_CLUSTER, name, {"spec": {"hubAcceptsClient": True}})
         await eventually(lambda: available(api, name))
         # A new token for the same hub: the agent restarts its session with the same
         # certificate, as upstream restarts and finds its hub kubeconfig still valid.
-        await put_bootstrap(await bootstrap(api, hub))
+        await put_bootstrap(await bootstrap_kubeconfig(api, hub))
         restarted = "restarting: the bootstrap kubeconfig changed"
         await eventually(
             lambda: asyncio.sleep(0, restarted in states and states[-1] == "available")

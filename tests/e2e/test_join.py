@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 import pytest_asyncio
 
-from pyocm.api import conditions, wellknown
+from pyocm.api import wellknown
 from pyocm.local.embedded import EmbeddedCluster, NodeShape
 from pyocm.pki.kubeconfig import build_kubeconfig
 from pyocm.registration import bootstraptoken
@@ -24,6 +24,7 @@ from pyocm.registration.agent.status import ClaimOptions
 from pyocm.runtime import kinds
 from pyocm.runtime.client import Api
 from pyocm.testing import HubProcess
+from tests.agents import accept, bootstrap_kubeconfig, condition
 from tests.support import eventually
 
 Obj = dict[str, Any]
@@ -33,36 +34,6 @@ Obj = dict[str, Any]
 def hub(ocm_hub: HubProcess) -> HubProcess:
     """These tests need the hub's controllers."""
     return ocm_hub
-
-
-async def bootstrap_kubeconfig(api: Api, hub: HubProcess) -> Obj:
-    token = bootstraptoken.generate()
-    await api.create(kinds.SECRET, bootstraptoken.token_secret(token, now=datetime.now(UTC)))
-    return build_kubeconfig(server=hub.url, ca_pem=hub.ca_pem, token=str(token))
-
-
-async def accept(api: Api, cluster: str) -> None:
-    """What ``pyocm accept`` does: approve the cluster's pending CSR, then accept it."""
-
-    async def pending() -> list[Obj]:
-        listed = await api.list(kinds.CSR, labels=f"{wellknown.CLUSTER_NAME_LABEL}={cluster}")
-        return [c for c in listed["items"] if not (c.get("status") or {}).get("conditions")]
-
-    for csr in await eventually(pending):
-        csr.setdefault("status", {})["conditions"] = [
-            {
-                "type": "Approved",
-                "status": "True",
-                "reason": "AcceptedByTest",
-                "message": "accepted by a test",
-            }
-        ]
-        await api.update(kinds.CSR, csr, subresource="approval")
-    await api.patch(kinds.MANAGED_CLUSTER, cluster, {"spec": {"hubAcceptsClient": True}})
-
-
-def condition(cluster: Obj, type: str) -> Obj:
-    return conditions.find((cluster.get("status") or {}).get("conditions"), type) or {}
 
 
 @pytest_asyncio.fixture

@@ -56,6 +56,14 @@ class ManagedSide(Protocol):
         """Whether the API server is healthy, and a detail for the condition message when not."""
         ...
 
+    async def labelled_namespaces(self, label: str) -> list[str]:
+        """Names of the namespaces whose ``label`` is ``"true"``."""
+        ...
+
+    async def label_namespace(self, name: str, *, label: str, value: str) -> None:
+        """Set ``label`` on namespace ``name``, creating the namespace if it is missing."""
+        ...
+
 
 class KubeManagedSide:
     """A managed cluster reached through its Kubernetes API."""
@@ -159,6 +167,23 @@ class KubeManagedSide:
         except ApiError as err:
             if err.code not in (404, 409):
                 raise
+
+    async def labelled_namespaces(self, label: str) -> list[str]:
+        found = await self.api.list_all(kinds.NAMESPACE, labels=f"{label}=true")
+        return [item["metadata"]["name"] for item in found.get("items") or []]
+
+    async def label_namespace(self, name: str, *, label: str, value: str) -> None:
+        try:
+            current = await self.api.get(kinds.NAMESPACE, name)
+        except ApiError as err:
+            if err.code != 404:
+                raise
+            await self.api.create(
+                kinds.NAMESPACE, {"metadata": {"name": name, "labels": {label: value}}}
+            )
+            return
+        if (current["metadata"].get("labels") or {}).get(label) != value:
+            await self.api.patch(kinds.NAMESPACE, name, {"metadata": {"labels": {label: value}}})
 
     async def health(self) -> tuple[bool, str]:
         """``/livez``, falling back to ``/healthz`` when it is missing or forbidden (as upstream)."""

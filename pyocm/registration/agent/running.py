@@ -19,7 +19,7 @@ from pyocm.api import conditions, wellknown
 from pyocm.kube import timefmt
 from pyocm.kube.status import ApiError
 from pyocm.pki import keys
-from pyocm.registration.agent import certs, credentials
+from pyocm.registration.agent import certs, credentials, namespaces
 from pyocm.registration.agent.csrflow import request_certificate
 from pyocm.registration.agent.errors import AgentStopped, Rebootstrap
 from pyocm.registration.agent.status import StatusReporter
@@ -48,7 +48,10 @@ class Session:
         self.lease_changed = asyncio.Event()  # for the lease loop
         self.cluster: Obj | None = None
         self.reporter = StatusReporter(
-            agent.managed, clock=agent.clock, claims=agent.options.claims
+            agent.managed,
+            clock=agent.clock,
+            claims=agent.options.claims,
+            namespace_label=namespaces.hub_label(agent.hub.server),
         )
 
     async def run(self) -> None:
@@ -100,9 +103,11 @@ class Session:
         while True:
             self.changed.clear()
             cluster = self.cluster
-            if cluster is None:
-                raise AgentStopped("deleted")
-            if cluster["metadata"].get("deletionTimestamp"):
+            if cluster is None or cluster["metadata"].get("deletionTimestamp"):
+                # This hub manages nothing here any more (upstream releases on deletion too).
+                await namespaces.release_namespaces(
+                    self.agent.managed, label=self.reporter.namespace_label, keep=set()
+                )
                 raise AgentStopped("deleted")
             found = (cluster.get("status") or {}).get("conditions") or []
             accepted = conditions.find(found, wellknown.CLUSTER_HUB_ACCEPTED)

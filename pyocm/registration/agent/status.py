@@ -1,4 +1,5 @@
-"""The ManagedCluster status the agent reports: joined, available, resources, claims.
+"""The ManagedCluster status the agent reports: joined, available, resources, claims,
+managed namespaces.
 
 Steps run in upstream's order and each may end the chain; the result is one status
 patch, sent only when something changed.
@@ -15,6 +16,7 @@ from typing import Any
 from pyocm.api import conditions, wellknown
 from pyocm.kube import quantity
 from pyocm.registration.agent.managed import ManagedSide
+from pyocm.registration.agent.namespaces import apply_namespaces
 from pyocm.runtime.clock import Clock
 
 Obj = dict[str, Any]
@@ -64,8 +66,11 @@ def select_claims(claims: Iterable[Obj], options: ClaimOptions) -> tuple[list[Ob
 class StatusReporter:
     """Computes the status the agent should report for ``cluster`` (the hub's current object)."""
 
-    def __init__(self, managed: ManagedSide, *, clock: Clock, claims: ClaimOptions) -> None:
+    def __init__(
+        self, managed: ManagedSide, *, clock: Clock, claims: ClaimOptions, namespace_label: str
+    ) -> None:
         self.managed = managed
+        self.namespace_label = namespace_label
         self.clock = clock
         self.claim_options = claims
         self.truncated = 0
@@ -124,4 +129,10 @@ class StatusReporter:
         status["allocatable"] = sum_resources(schedulable, "allocatable")
         claims, self.truncated = select_claims(await self.managed.claims(), self.claim_options)
         status["clusterClaims"] = claims
+        status["managedNamespaces"] = await apply_namespaces(
+            self.managed,
+            label=self.namespace_label,
+            entries=status.get("managedNamespaces") or [],
+            now=now,
+        )
         return status

@@ -1,0 +1,114 @@
+"""Managed namespaces, hub side (upstream 2.12): each cluster's ``status.managedNamespaces``
+lists ``spec.managedNamespaces`` of every set the cluster belongs to.
+
+The agent creates those namespaces on the managed cluster and records a condition per
+entry; entries that stay keep their conditions here, so the hub and the agent never
+take turns rewriting the same list.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from pyocm.clustersets.membership import SelectorError, matcher
+from pyocm.runtime import kinds
+from pyocm.runtime.client import Api
+from pyocm.runtime.events import Recorder
+from pyocm.runtime.informer import Change, Informer
+
+Obj = dict[str, Any]
+EVENT_REASON = "ManagedNamespacesUpdated"
+
+
+def desired_namespaces(cluster: Obj, sets: Iterable[Obj]) -> list[Obj]:
+    """``{name, clusterSet}`` for each namespace of each live set selecting ``cluster``,
+    sorted by set then name (upstream's order)."""
+    labels = cluster["metadata"].get("labels") or {}
+    found = []
+    for cluster_set in sets:
+        if cluster_set["metadata"].get("deletionTimestamp"):
+            continue
+        try:
+            selects = matcher(cluster_set)(labels)
+        except SelectorError:
+            continue
+        if not selects:
+            continue
+        set_name = cluster_set["metadata"]["name"]
+        for item in (cluster_set.get("spec") or {}).get("managedNamespaces") or []:
+            found.append({"name": str(item.get("name")), "clusterSet": set_name})
+    return sorted(found, key=lambda e: (e["clusterSet"], e["name"]))
+
+
+def with_conditions(desired: list[Obj], current: list[Obj]) -> list[Obj]:
+    """``desired``, each entry keeping the conditions the agent reported for it."""
+    reported = {
+        (e.get("clusterSet"), e.get("name")): e.get("conditions")
+        for e in current
+        if e.get("conditions")
+    }
+    merged = []
+    for entry in desired:
+        conditions = reported.get((entry["clusterSet"], entry["name"]))
+        merged.append({**entry, "conditions": conditions} if conditions else dict(entry))
+    return merged
+
+
+class ManagedNamespacesController:
+    def __init__(self, api: Api, clusters: Informer, sets: Informer, *, recorder: Recorder) -> None:
+        self.api, self.clusters, self.sets, self.recorder = api, clusters, sets, recorder
+
+    async def reconcile(self, name: str) -> None:
+        cluster = self.clusters.store.get(name)
+        if cluster is None or cluster["metadata"].get("deletionTimestamp"):
+            return
+        current = list((cluster.get("status") or {}).get("managedNamespaces") or [])
+        wanted = with_conditions(desired_namespaces(cluster, self.sets.store.objects()), current)
+        if wanted == current:
+            return
+        patch = {
+            "metadata": {"resourceVersion": cluster["metadata"]["resourceVersion"]},
+            "status": {"managedNamespaces": wanted},
+        }
+        await self.api.patch(kinds.MANAGED_CLUSTER, name, patch, subresource="status")
+        await self.recorder.event(
+            cluster,
+            reason=EVENT_REASON,
+            note=f'Updated managed namespaces for cluster "{name}" (total: {len(wanted)})',
+        )
+
+    def clusters_of_set(self, cluster_set: Obj) -> list[str]:
+        """Clusters a set change may concern: its members now, and those listing it before."""
+        set_name = cluster_set["metadata"]["name"]
+        try:
+            selects = matcher(cluster_set)
+        except SelectorError:
+            selects = None
+        names = []
+        for cluster in self.clusters.store.objects():
+            listed = any(
+                e.get("clusterSet") == set_name
+                for e in (cluster.get("status") or {}).get("managedNamespaces") or []
+            )
+            if listed or (selects and selects(cluster["metadata"].get("labels") or {})):
+                names.append(cluster["metadata"]["name"])
+        return names
+
+
+def may_change(change: Change) -> bool:
+    """A cluster's entries depend on its labels; a rewrite of the list by anyone else is
+    put right too."""
+    if change.new is None:
+        return False
+    if change.old is None:
+        return True
+
+    def entries(obj: Obj) -> object:
+        listed = (obj.get("status") or {}).get("managedNamespaces") or []
+        return [(e.get("clusterSet"), e.get("name")) for e in listed]
+
+    return bool(
+        change.old["metadata"].get("labels") != change.new["metadata"].get("labels")
+        or entries(change.old) != entries(change.new)
+    )
