@@ -14,9 +14,23 @@ from pyocm.local.embedded import EmbeddedCluster
 from pyocm.pki.kubeconfig import build_kubeconfig
 from pyocm.registration import bootstraptoken, clusterinfo
 from pyocm.registration.agent.agent import AgentOptions, RegistrationAgent
+from pyocm.registration.agent.labels import parse_label
 from pyocm.registration.agent.managed import KubeManagedSide
 from pyocm.registration.agent.status import ClaimOptions
 from pyocm.runtime.client import Api
+
+LABEL_HELP = (
+    "KEY=VALUE: a label under info.open-cluster-management.io/ to publish on this cluster "
+    "(KEY- removes it); repeatable. The hub must grant the agent create on "
+    "managedclusters/label for it."
+)
+
+
+def _labels(texts: list[str]) -> tuple[tuple[str, str | None], ...]:
+    try:
+        return tuple(parse_label(text) for text in texts)
+    except ValueError as err:
+        fail(f"--cluster-label {err}", code=2)
 
 
 def clusters_dir() -> Path:
@@ -49,10 +63,12 @@ def join(
         "--data-dir",
         help="Embedded cluster's data (default ~/.local/share/pyocm/clusters/NAME).",
     ),
+    cluster_label: list[str] = typer.Option([], "--cluster-label", help=LABEL_HELP),
     log_level: str = typer.Option("WARNING", "--log-level"),
 ) -> None:
     """Join this cluster to a hub and keep its agent running (Ctrl-C to stop)."""
     setup_logging(log_level)
+    labels = _labels(cluster_label)
     try:
         token = bootstraptoken.parse(hub_token)
     except ValueError as err:
@@ -67,6 +83,7 @@ def join(
             ca_cert_hash,
             managed_kubeconfig,
             data_dir,
+            labels,
         )
     )
 
@@ -78,6 +95,7 @@ async def _join(
     ca_hash: str,
     managed_kubeconfig: Path | None,
     data_dir: Path | None,
+    labels: tuple[tuple[str, str | None], ...],
 ) -> None:
     ca_pem = await clusterinfo.discover_ca(server, ca_cert_hash=ca_hash)
     bootstrap = build_kubeconfig(server=server, ca_pem=ca_pem, token=str(token))
@@ -95,7 +113,7 @@ async def _join(
         agent = RegistrationAgent(
             bootstrap=bootstrap,
             managed=KubeManagedSide(api),
-            options=AgentOptions(cluster_name=name),
+            options=AgentOptions(cluster_name=name, labels=labels),
             on_state=lambda state: typer.echo(f"{name}: {state}"),
         )
         await until_signal(agent.run())
@@ -134,10 +152,12 @@ def agent(
     reserved_cluster_claim_suffixes: str = typer.Option("", "--reserved-cluster-claim-suffixes"),
     client_cert_expiration_seconds: int = typer.Option(0, "--client-cert-expiration-seconds"),
     spoke_external_server_urls: str = typer.Option("", "--spoke-external-server-urls"),
+    cluster_label: list[str] = typer.Option([], "--cluster-label", help=LABEL_HELP),
     log_level: str = typer.Option("INFO", "--log-level"),
 ) -> None:
     """Run the klusterlet registration agent (upstream's flag names)."""
     setup_logging(log_level)
+    labels = _labels(cluster_label)
     try:
         period = parse_duration(cluster_healthcheck_period).total_seconds()
     except ValueError as err:
@@ -167,6 +187,7 @@ def agent(
         ),
         expiration_seconds=client_cert_expiration_seconds or None,
         external_server_urls=urls,
+        labels=labels,
     )
     run(_agent(bootstrap, spoke_kubeconfig, options))
 

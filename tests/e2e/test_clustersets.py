@@ -139,3 +139,68 @@ async def test_default_and_global_sets_are_kept(api: Api) -> None:
     await eventually(reset)
     await api.delete(kinds.MANAGED_CLUSTER_SET, "default")
     await eventually(lambda: api.get(kinds.MANAGED_CLUSTER_SET, "default"))
+
+
+async def test_member_clusters_list_their_sets_managed_namespaces(api: Api, unique: str) -> None:
+    team, prod = f"team-{unique}", f"prod-{unique}"
+    await api.create(
+        kinds.MANAGED_CLUSTER_SET,
+        {"metadata": {"name": team}, "spec": {"managedNamespaces": [{"name": "z"}, {"name": "a"}]}},
+    )
+    await api.create(
+        kinds.MANAGED_CLUSTER_SET,
+        {
+            "metadata": {"name": prod},
+            "spec": {
+                "clusterSelector": {
+                    "selectorType": "LabelSelector",
+                    "labelSelector": {"matchLabels": {"env": unique}},
+                },
+                "managedNamespaces": [{"name": "apps"}],
+            },
+        },
+    )
+    cluster = f"c-{unique}"
+    await api.create(
+        kinds.MANAGED_CLUSTER,
+        {"metadata": {"name": cluster, "labels": {SET_LABEL: team, "env": unique}}},
+    )
+
+    def listed(*expected: tuple[str, str]) -> Callable[[], Awaitable[Obj]]:
+        async def check() -> Obj:
+            found = await api.get(kinds.MANAGED_CLUSTER, cluster)
+            entries = (found.get("status") or {}).get("managedNamespaces") or []
+            assert [(e["clusterSet"], e["name"]) for e in entries] == list(expected)
+            return found
+
+        return check
+
+    found = await eventually(listed((prod, "apps"), (team, "a"), (team, "z")))
+
+    # The agent reports a condition per entry; the hub keeps it while the entry stays.
+    entries = found["status"]["managedNamespaces"]
+    entries[0]["conditions"] = [
+        {
+            "type": "NamespaceAvailable",
+            "status": "True",
+            "reason": "NamespaceApplied",
+            "message": "Namespace successfully applied and managed",
+            "lastTransitionTime": "2026-01-01T00:00:00Z",
+        }
+    ]
+    await api.patch(
+        kinds.MANAGED_CLUSTER,
+        cluster,
+        {"status": {"managedNamespaces": entries}},
+        subresource="status",
+    )
+    team_set = await api.get(kinds.MANAGED_CLUSTER_SET, team)
+    team_set["spec"]["managedNamespaces"] = [{"name": "a"}]
+    await api.update(kinds.MANAGED_CLUSTER_SET, team_set)
+    found = await eventually(listed((prod, "apps"), (team, "a")))
+    assert found["status"]["managedNamespaces"][0]["conditions"][0]["reason"] == "NamespaceApplied"
+
+    await api.patch(kinds.MANAGED_CLUSTER, cluster, {"metadata": {"labels": {"env": "other"}}})
+    await eventually(listed((team, "a")))
+    await api.delete(kinds.MANAGED_CLUSTER_SET, team)
+    await eventually(listed())

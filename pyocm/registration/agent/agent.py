@@ -52,6 +52,9 @@ class AgentOptions:
     claims: ClaimOptions = field(default_factory=ClaimOptions)
     expiration_seconds: int | None = None
     external_server_urls: tuple[str, ...] = ()
+    #: Labels under info.open-cluster-management.io/ to keep on the ManagedCluster
+    #: (a None value removes the label); the hub must grant each one (labels.py).
+    labels: tuple[tuple[str, str | None], ...] = ()
     poll: float = 1.0
     #: Where the bootstrap kubeconfig lives when none is given directly (upstream's
     #: --bootstrap-kubeconfig-secret, key ``kubeconfig``, in the agent namespace).

@@ -22,6 +22,7 @@ from pyocm.pki import keys
 from pyocm.registration.agent import certs, credentials, namespaces
 from pyocm.registration.agent.csrflow import request_certificate
 from pyocm.registration.agent.errors import AgentStopped, Rebootstrap
+from pyocm.registration.agent.labels import LabelPublisher
 from pyocm.registration.agent.status import StatusReporter
 from pyocm.runtime import kinds
 from pyocm.runtime.client import Api, ApiConnectionError
@@ -47,6 +48,7 @@ class Session:
         self.changed = asyncio.Event()  # for the status loop
         self.lease_changed = asyncio.Event()  # for the lease loop
         self.cluster: Obj | None = None
+        self.labels = LabelPublisher(dict(agent.options.labels))
         self.reporter = StatusReporter(
             agent.managed,
             clock=agent.clock,
@@ -144,9 +146,10 @@ class Session:
                 "metadata": {"resourceVersion": cluster["metadata"]["resourceVersion"]},
                 "status": status,
             }
-            await self.api.patch(
+            cluster = await self.api.patch(
                 kinds.MANAGED_CLUSTER, self.subject.cluster, patch, subresource="status"
             )
+        await self.labels.publish(self.api, cluster)
         available = conditions.is_true(found, wellknown.CLUSTER_AVAILABLE)
         self.agent._set_state("available" if available else "joined")
 

@@ -7,6 +7,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from pyocm.api import conditions, wellknown
+from pyocm.kube.status import ApiError
 from pyocm.registration.agent.status import (
     ClaimOptions,
     StatusReporter,
@@ -16,6 +17,7 @@ from pyocm.registration.agent.status import (
 from pyocm.runtime.clock import FakeClock
 
 Obj = dict[str, Any]
+LABEL = "clusterset.open-cluster-management.io/hub"
 
 
 class MemorySide:
@@ -37,6 +39,8 @@ class MemorySide:
             },
         ]
         self.claim_list: list[Obj] = []
+        self.namespaces: dict[str, dict[str, str]] = {"old": {LABEL: "true"}, "mine": {}}
+        self.refused: set[str] = set()
 
     async def health(self) -> tuple[bool, str]:
         return self.healthy, "status code: 500, etcd failed"
@@ -49,6 +53,16 @@ class MemorySide:
 
     async def claims(self) -> list[Obj]:
         return self.claim_list
+
+    async def labelled_namespaces(self, label: str) -> list[str]:
+        return [n for n, labels in self.namespaces.items() if labels.get(label) == "true"]
+
+    async def label_namespace(self, name: str, *, label: str, value: str) -> None:
+        if name in self.refused:
+            raise ApiError(
+                code=403, reason="Forbidden", message=f'namespaces "{name}" is forbidden'
+            )
+        self.namespaces.setdefault(name, {})[label] = value
 
 
 def accepted_cluster() -> Obj:
@@ -87,7 +101,9 @@ def test_sums_and_claims() -> None:
 
 
 async def test_status_is_reported_only_once_accepted() -> None:
-    reporter = StatusReporter(MemorySide(), clock=FakeClock(), claims=ClaimOptions())  # type: ignore[arg-type]
+    reporter = StatusReporter(
+        MemorySide(), clock=FakeClock(), claims=ClaimOptions(), namespace_label=LABEL
+    )  # type: ignore[arg-type]
     assert await reporter.desired({"status": {"conditions": []}}) is None
     status = await reporter.desired(accepted_cluster())
     assert status is not None
@@ -105,7 +121,7 @@ async def test_status_is_reported_only_once_accepted() -> None:
 async def test_available_turns_false_only_after_twenty_seconds_of_failures() -> None:
     side = MemorySide()
     clock = FakeClock(start=datetime(2026, 1, 1, tzinfo=UTC))
-    reporter = StatusReporter(side, clock=clock, claims=ClaimOptions())  # type: ignore[arg-type]
+    reporter = StatusReporter(side, clock=clock, claims=ClaimOptions(), namespace_label=LABEL)  # type: ignore[arg-type]
     cluster = accepted_cluster()
     cluster["status"] = await reporter.desired(cluster)
     side.healthy = False
@@ -123,3 +139,25 @@ async def test_available_turns_false_only_after_twenty_seconds_of_failures() -> 
     assert available["reason"] == "ManagedClusterKubeAPIServerUnavailable"
     assert available["message"] == "The kube-apiserver is not ok, status code: 500, etcd failed"
     assert timedelta(seconds=20) <= clock.now() - datetime(2026, 1, 1, tzinfo=UTC)
+
+
+async def test_managed_namespaces_are_applied_and_released() -> None:
+    side = MemorySide()
+    side.refused.add("locked")
+    reporter = StatusReporter(side, clock=FakeClock(), claims=ClaimOptions(), namespace_label=LABEL)  # type: ignore[arg-type]
+    cluster = accepted_cluster()
+    cluster["status"]["managedNamespaces"] = [
+        {"name": "apps", "clusterSet": "team"},
+        {"name": "locked", "clusterSet": "team"},
+    ]
+    status = await reporter.desired(cluster)
+    assert status is not None
+    applied, locked = status["managedNamespaces"]
+    assert applied["conditions"][0]["reason"] == "NamespaceApplied"
+    assert locked["conditions"][0]["status"] == "False"
+    assert locked["conditions"][0]["reason"] == "NamespaceApplyFailed"
+    assert locked["conditions"][0]["message"].startswith("Failed to apply namespace: ")
+    assert side.namespaces["apps"] == {LABEL: "true"}
+    assert side.namespaces["old"] == {LABEL: "false"}, "no longer listed: kept, marked false"
+    assert side.namespaces["mine"] == {}, "namespaces this hub never managed are left alone"
+    assert cluster["status"]["managedNamespaces"][0].get("conditions") is None, "input untouched"
