@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from pyocm.api import conditions
+from pyocm.kube.status import ApiError
 from pyocm.runtime import kinds
 from pyocm.runtime.client import Api
 from pyocm.testing import HubProcess
@@ -204,3 +205,99 @@ async def test_member_clusters_list_their_sets_managed_namespaces(api: Api, uniq
     await eventually(listed((team, "a")))
     await api.delete(kinds.MANAGED_CLUSTER_SET, team)
     await eventually(listed())
+
+
+async def test_example_3_dev_and_qa_teams_move_clusters_only_into_their_own_set(
+    hub: HubProcess, api: Api, unique: str
+) -> None:
+    """Seed 002, example 3, with the admin's sets and the teams' ClusterRoles as written.
+    The seed's sets select ``clusterset: dev`` while the roles grant
+    ``clusterset:devset``; here the label value is the set's name, as the design's
+    migration section requires, so the grants and the sets agree."""
+    rbac = "rbac.authorization.k8s.io"
+    teams = {"dev": f"devset-{unique}", "qa": f"qaset-{unique}"}
+    for team, cluster_set in teams.items():
+        await api.create(
+            kinds.MANAGED_CLUSTER_SET,
+            {
+                "metadata": {"name": cluster_set},
+                "spec": {
+                    "clusterSelector": {
+                        "selectorType": "ExclusiveLabel",
+                        "exclusiveLabel": {"key": SET_LABEL, "value": cluster_set},
+                    }
+                },
+            },
+        )
+        role = f"clustersetrole-{team}-{unique}"
+        group = "cluster.open-cluster-management.io"
+        await api.create(
+            kinds.CLUSTER_ROLE,
+            {
+                "metadata": {"name": role},
+                "rules": [
+                    {"apiGroups": [group], "resources": ["managedclusters"], "verbs": ["create"]},
+                    {
+                        "apiGroups": [group],
+                        "resources": ["managedclustersets"],
+                        "resourceNames": [cluster_set],
+                        "verbs": ["get"],
+                    },
+                    {
+                        "apiGroups": [group],
+                        "resources": ["managedclusters/label"],
+                        "resourceNames": [f"{SET_LABEL}:{cluster_set}"],
+                        "verbs": ["create"],
+                    },
+                    {
+                        "apiGroups": [group],
+                        "resources": ["managedclustersets/bind"],
+                        "resourceNames": [cluster_set],
+                        "verbs": ["create"],
+                    },
+                ],
+            },
+        )
+        await api.create(
+            kinds.CLUSTER_ROLE_BINDING,
+            {
+                "metadata": {"name": role},
+                "roleRef": {"apiGroup": rbac, "kind": "ClusterRole", "name": role},
+                "subjects": [{"apiGroup": rbac, "kind": "Group", "name": f"{team}-{unique}"}],
+            },
+        )
+
+    def cluster(name: str, cluster_set: str) -> Obj:
+        return {"metadata": {"name": name, "labels": {SET_LABEL: cluster_set}}}
+
+    for team, own in teams.items():
+        other = next(s for s in teams.values() if s != own)
+        member = hub.identity(f"{team}-member-{unique}", (f"{team}-{unique}",))
+        async with Api.from_kubeconfig(member.kubeconfig) as as_member:
+            await as_member.create(kinds.MANAGED_CLUSTER, cluster(f"{team}-1-{unique}", own))
+            with pytest.raises(ApiError) as caught:
+                await as_member.create(kinds.MANAGED_CLUSTER, cluster(f"{team}-2-{unique}", other))
+            assert caught.value.code == 403
+            assert f'ManagedClusterSet "{other}"' in caught.value.message
+            with pytest.raises(ApiError) as caught:
+                await as_member.create(
+                    kinds.MANAGED_CLUSTER, {"metadata": {"name": f"{team}-3-{unique}"}}
+                )
+            assert caught.value.code == 403, "no grant for the default set"
+            await as_member.get(kinds.MANAGED_CLUSTER_SET, own)
+            with pytest.raises(ApiError) as caught:
+                await as_member.get(kinds.MANAGED_CLUSTER_SET, other)
+            assert caught.value.code == 403
+    for own in teams.values():
+        await eventually(empty_condition(api, own, "1 ManagedClusters selected"))
+    # Neither team can move the other's cluster, nor its own one out of its set: the
+    # roles give no update on clusters, and the label grant names one set only.
+    async with Api.from_kubeconfig(
+        hub.identity(f"dev-member-{unique}", (f"dev-{unique}",)).kubeconfig
+    ) as as_dev:
+        for name, target in ((f"qa-1-{unique}", teams["dev"]), (f"dev-1-{unique}", teams["qa"])):
+            with pytest.raises(ApiError) as caught:
+                await as_dev.patch(
+                    kinds.MANAGED_CLUSTER, name, {"metadata": {"labels": {SET_LABEL: target}}}
+                )
+            assert caught.value.code == 403
