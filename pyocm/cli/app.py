@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from pyocm.cli import agent, bench, clusters, controller, hub, token, unjoin, up
+from pyocm.cli import agent, bench, clusters, clustersets, controller, hub, token, unjoin, up
 
 app = typer.Typer(
     name="pyocm",
@@ -21,10 +21,21 @@ app.command("unjoin")(unjoin.unjoin)
 app.command("accept")(clusters.accept)
 app.command("deny")(clusters.deny)
 
-get = typer.Typer(help="Show hub objects: token, clusters.", no_args_is_help=True)
+app.add_typer(clustersets.app, name="clusterset")
+
+get = typer.Typer(help="Show hub objects: token, clusters, clustersets.", no_args_is_help=True)
 get.command("token")(token.get_token)
 get.command("clusters")(clusters.get_clusters)
+get.command("clustersets")(clustersets.get_clustersets)
 app.add_typer(get, name="get")
+
+create = typer.Typer(help="Create hub objects: clusterset.", no_args_is_help=True)
+create.command("clusterset")(clustersets.create_clusterset)
+app.add_typer(create, name="create")
+
+delete = typer.Typer(help="Delete hub objects: clusterset.", no_args_is_help=True)
+delete.command("clusterset")(clustersets.delete_clusterset)
+app.add_typer(delete, name="delete")
 app.add_typer(bench.app, name="bench")
 
 
