@@ -4,6 +4,7 @@ ClusterSetEmpty and Bound conditions, and the default and global sets."""
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -301,3 +302,24 @@ async def test_example_3_dev_and_qa_teams_move_clusters_only_into_their_own_set(
                     kinds.MANAGED_CLUSTER, name, {"metadata": {"labels": {SET_LABEL: target}}}
                 )
             assert caught.value.code == 403
+
+
+async def test_no_default_or_global_set_with_the_gate_off(tmp_path: Path) -> None:
+    process = HubProcess(
+        tmp_path / "hub", extra_args=["--feature-gates", "DefaultClusterSet=false"]
+    )
+    process.start()
+    try:
+        async with Api.from_kubeconfig(process.kubeconfig) as api:
+            # The set controllers run (a new set gets its condition) ...
+            await api.create(kinds.MANAGED_CLUSTER_SET, {"metadata": {"name": "probe"}})
+            await eventually(empty_condition(api, "probe", "No ManagedCluster selected"))
+            # ... but create neither default set, and new clusters stay unlabelled.
+            made = await api.create(kinds.MANAGED_CLUSTER, {"metadata": {"name": "c1"}})
+            assert SET_LABEL not in (made["metadata"].get("labels") or {})
+            names = [
+                s["metadata"]["name"] for s in (await api.list(kinds.MANAGED_CLUSTER_SET))["items"]
+            ]
+            assert names == ["probe"]
+    finally:
+        assert process.stop() == 0
