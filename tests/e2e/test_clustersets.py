@@ -323,3 +323,31 @@ async def test_no_default_or_global_set_with_the_gate_off(tmp_path: Path) -> Non
             assert names == ["probe"]
     finally:
         assert process.stop() == 0
+
+
+async def test_sets_sharing_an_exclusive_key_never_overlap(api: Api, unique: str) -> None:
+    """One value per key: a cluster is in at most one of the sets built on that key, and
+    relabelling moves it from one to the other."""
+    key = "cluster.open-cluster-management.io/tier"
+    gold, silver = f"gold-{unique}", f"silver-{unique}"
+    for name in (gold, silver):
+        await api.create(
+            kinds.MANAGED_CLUSTER_SET,
+            {
+                "metadata": {"name": name},
+                "spec": {
+                    "clusterSelector": {
+                        "selectorType": "ExclusiveLabel",
+                        "exclusiveLabel": {"key": key, "value": name},
+                    }
+                },
+            },
+        )
+    clusters = [f"c{i}-{unique}" for i in range(3)]
+    for name, tier in zip(clusters, (gold, gold, silver), strict=True):
+        await api.create(kinds.MANAGED_CLUSTER, {"metadata": {"name": name, "labels": {key: tier}}})
+    await eventually(empty_condition(api, gold, "2 ManagedClusters selected"))
+    await eventually(empty_condition(api, silver, "1 ManagedClusters selected"))
+    await api.patch(kinds.MANAGED_CLUSTER, clusters[0], {"metadata": {"labels": {key: silver}}})
+    await eventually(empty_condition(api, gold, "1 ManagedClusters selected"))
+    await eventually(empty_condition(api, silver, "2 ManagedClusters selected"))

@@ -231,3 +231,47 @@ async def test_creating_a_cluster_checks_its_labels(hub: HubProcess, api: Api, u
     )
     assert region.value.code == 403 and f'"{REGION}=x"' in region.value.message
     assert made["metadata"]["labels"][SET] == f"dev-{unique}"
+
+
+@pytest.mark.parametrize("kind", SUBJECTS)
+@pytest.mark.parametrize("granted", ["this set", "another set", "nothing"])
+async def test_bind_permission_matrix(
+    hub: HubProcess, api: Api, unique: str, kind: str, granted: str
+) -> None:
+    cluster_set, namespace = f"s-{unique}", f"ws-{unique}"
+    await api.create(kinds.MANAGED_CLUSTER_SET, {"metadata": {"name": cluster_set}})
+    await api.create(kinds.NAMESPACE, {"metadata": {"name": namespace}})
+    user, groups, subject = subject_for(kind, unique, f"c-{unique}")
+    bindings: Obj = {
+        "apiGroups": [GROUP],
+        "resources": ["managedclustersetbindings"],
+        "verbs": ["create"],
+    }
+    rules = [bindings]
+    if granted != "nothing":
+        target = cluster_set if granted == "this set" else f"other-{unique}"
+        rules.append(
+            {
+                "apiGroups": [GROUP],
+                "resources": ["managedclustersets/bind"],
+                "resourceNames": [target],
+                "verbs": ["create"],
+            }
+        )
+    await bind(api, f"test:{unique}", subject, rules)
+    body = {
+        "metadata": {"name": cluster_set, "namespace": namespace},
+        "spec": {"clusterSet": cluster_set},
+    }
+    async with Api.from_kubeconfig(hub.identity(user, groups).kubeconfig) as as_subject:
+        if granted == "this set":
+            await as_subject.create(kinds.MANAGED_CLUSTER_SET_BINDING, body)
+            return
+        with pytest.raises(ApiError) as caught:
+            await as_subject.create(kinds.MANAGED_CLUSTER_SET_BINDING, body)
+    assert caught.value.code == 403
+    assert caught.value.message.endswith(
+        f'user "{user}" is not allowed to bind cluster set "{cluster_set}"'
+    )
+    listed = await api.list(kinds.MANAGED_CLUSTER_SET_BINDING, namespace=namespace)
+    assert listed["items"] == []
