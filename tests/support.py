@@ -7,6 +7,8 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from pyocm.kube.status import ApiError
+from pyocm.runtime import kinds
+from pyocm.runtime.client import Api
 
 
 async def eventually(check: Callable[[], Awaitable[Any]], *, timeout: float = 30) -> Any:
@@ -27,3 +29,39 @@ async def eventually(check: Callable[[], Awaitable[Any]], *, timeout: float = 30
             last = err
         await asyncio.sleep(0.05)
     raise AssertionError(f"not reached in {timeout}s; last: {last!r}")
+
+
+RBAC = "rbac.authorization.k8s.io"
+
+
+def subject(kind: str, name: str) -> dict[str, str]:
+    """An RBAC subject: ``User`` or ``Group``."""
+    return {"apiGroup": RBAC, "kind": kind, "name": name}
+
+
+async def grant(api: Api, name: str, who: dict[str, str], rules: list[dict[str, Any]]) -> None:
+    """A ClusterRole ``name`` with ``rules``, bound cluster-wide to ``who``."""
+    await api.create(kinds.CLUSTER_ROLE, {"metadata": {"name": name}, "rules": rules})
+    await api.create(
+        kinds.CLUSTER_ROLE_BINDING,
+        {
+            "metadata": {"name": name},
+            "roleRef": {"apiGroup": RBAC, "kind": "ClusterRole", "name": name},
+            "subjects": [who],
+        },
+    )
+
+
+def cluster_set(name: str, selector: dict[str, Any] | None = None, **spec: Any) -> dict[str, Any]:
+    """A ManagedClusterSet body; ``selector`` is its ``spec.clusterSelector``."""
+    if selector is not None:
+        spec["clusterSelector"] = selector
+    return {"metadata": {"name": name}, "spec": spec}
+
+
+def exclusive_label(key: str, value: str) -> dict[str, Any]:
+    return {"selectorType": "ExclusiveLabel", "exclusiveLabel": {"key": key, "value": value}}
+
+
+def label_selector(match: dict[str, str]) -> dict[str, Any]:
+    return {"selectorType": "LabelSelector", "labelSelector": {"matchLabels": match}}

@@ -18,7 +18,15 @@ from pyocm.runtime import kinds
 from pyocm.runtime.client import Api
 from pyocm.testing import HubProcess
 from tests.agents import available, embedded, running_agent
-from tests.support import eventually
+from tests.support import (
+    RBAC,
+    cluster_set,
+    eventually,
+    exclusive_label,
+    grant,
+    label_selector,
+    subject,
+)
 
 Obj = dict[str, Any]
 GROUP = "cluster.open-cluster-management.io"
@@ -33,29 +41,9 @@ def hub(ocm_hub: HubProcess) -> HubProcess:
     return ocm_hub
 
 
-async def grant(api: Api, name: str, subject: Obj, rules: list[Obj]) -> None:
-    await api.create(kinds.CLUSTER_ROLE, {"metadata": {"name": name}, "rules": rules})
-    await api.create(
-        kinds.CLUSTER_ROLE_BINDING,
-        {
-            "metadata": {"name": name},
-            "roleRef": {
-                "apiGroup": "rbac.authorization.k8s.io",
-                "kind": "ClusterRole",
-                "name": name,
-            },
-            "subjects": [subject],
-        },
-    )
-
-
 def agents_of(cluster: str) -> Obj:
     """The group every agent certificate of ``cluster`` carries."""
-    return {
-        "apiGroup": "rbac.authorization.k8s.io",
-        "kind": "Group",
-        "name": f"system:open-cluster-management:{cluster}",
-    }
+    return subject("Group", f"system:open-cluster-management:{cluster}")
 
 
 def label_rule(*names: str) -> Obj:
@@ -89,10 +77,7 @@ async def test_member_clusters_get_the_sets_namespaces(
     try:
         await api.create(
             kinds.MANAGED_CLUSTER_SET,
-            {
-                "metadata": {"name": team},
-                "spec": {"managedNamespaces": [{"name": "apps"}, {"name": "tools"}]},
-            },
+            cluster_set(team, managedNamespaces=[{"name": "apps"}, {"name": "tools"}]),
         )
         async with running_agent(api, hub, managed, name):
             await api.patch(
@@ -151,16 +136,7 @@ async def test_example_1_an_apac_set_from_agent_published_regions(
     clusters = [await embedded(tmp_path, n) for n in ("tokyo", "paris", "rogue")]
     apacset = f"apacset-{unique}"
     await api.create(
-        kinds.MANAGED_CLUSTER_SET,
-        {
-            "metadata": {"name": apacset},
-            "spec": {
-                "clusterSelector": {
-                    "selectorType": "ExclusiveLabel",
-                    "exclusiveLabel": {"key": REGION, "value": "apac"},
-                }
-            },
-        },
+        kinds.MANAGED_CLUSTER_SET, cluster_set(apacset, exclusive_label(REGION, "apac"))
     )
     caplog.set_level(logging.WARNING, logger="pyocm.registration.agent.labels")
     try:
@@ -208,21 +184,12 @@ async def test_example_2_a_team_binds_the_middleware_set(
     middlewareenabledset = f"middlewareenabledset-{unique}"
     await api.create(
         kinds.MANAGED_CLUSTER_SET,
-        {
-            "metadata": {"name": middlewareenabledset},
-            "spec": {
-                "clusterSelector": {
-                    "selectorType": "LabelSelector",
-                    "labelSelector": {"matchLabels": {MIDDLEWARE: "true"}},
-                }
-            },
-        },
+        cluster_set(middlewareenabledset, label_selector({MIDDLEWARE: "true"})),
     )
     other_set = f"other-{unique}"
     await api.create(kinds.MANAGED_CLUSTER_SET, {"metadata": {"name": other_set}})
     developer, namespace = f"dev-{unique}", f"dev-{unique}"
-    rbac = "rbac.authorization.k8s.io"
-    user = {"apiGroup": rbac, "kind": "User", "name": developer}
+    user = subject("User", developer)
     await grant(
         api,
         f"test:clustersetrole:{unique}",
@@ -257,7 +224,7 @@ async def test_example_2_a_team_binds_the_middleware_set(
         kinds.ROLE_BINDING,
         {
             "metadata": {"name": "bindings", "namespace": namespace},
-            "roleRef": {"apiGroup": rbac, "kind": "Role", "name": "bindings"},
+            "roleRef": {"apiGroup": RBAC, "kind": "Role", "name": "bindings"},
             "subjects": [user],
         },
     )

@@ -14,7 +14,7 @@ from pyocm.kube.status import ApiError
 from pyocm.runtime import kinds
 from pyocm.runtime.client import Api
 from pyocm.testing import HubProcess
-from tests.support import eventually
+from tests.support import cluster_set, eventually, exclusive_label, grant, label_selector, subject
 
 Obj = dict[str, Any]
 SET_LABEL = "cluster.open-cluster-management.io/clusterset"
@@ -42,28 +42,12 @@ async def test_membership_follows_labels_for_each_selector_type(api: Api, unique
     await api.create(kinds.MANAGED_CLUSTER_SET, {"metadata": {"name": team}})
     await api.create(
         kinds.MANAGED_CLUSTER_SET,
-        {
-            "metadata": {"name": prod},
-            "spec": {
-                "clusterSelector": {
-                    "selectorType": "LabelSelector",
-                    "labelSelector": {"matchLabels": {"env": unique}},
-                }
-            },
-        },
+        cluster_set(prod, label_selector({"env": unique})),
     )
     region = "cluster.open-cluster-management.io/region"
     await api.create(
         kinds.MANAGED_CLUSTER_SET,
-        {
-            "metadata": {"name": apac},
-            "spec": {
-                "clusterSelector": {
-                    "selectorType": "ExclusiveLabel",
-                    "exclusiveLabel": {"key": region, "value": unique},
-                }
-            },
-        },
+        cluster_set(apac, exclusive_label(region, unique)),
     )
     for name in (team, prod, apac):
         await eventually(empty_condition(api, name, "No ManagedCluster selected"))
@@ -147,20 +131,11 @@ async def test_member_clusters_list_their_sets_managed_namespaces(api: Api, uniq
     team, prod = f"team-{unique}", f"prod-{unique}"
     await api.create(
         kinds.MANAGED_CLUSTER_SET,
-        {"metadata": {"name": team}, "spec": {"managedNamespaces": [{"name": "z"}, {"name": "a"}]}},
+        cluster_set(team, managedNamespaces=[{"name": "z"}, {"name": "a"}]),
     )
     await api.create(
         kinds.MANAGED_CLUSTER_SET,
-        {
-            "metadata": {"name": prod},
-            "spec": {
-                "clusterSelector": {
-                    "selectorType": "LabelSelector",
-                    "labelSelector": {"matchLabels": {"env": unique}},
-                },
-                "managedNamespaces": [{"name": "apps"}],
-            },
-        },
+        cluster_set(prod, label_selector({"env": unique}), managedNamespaces=[{"name": "apps"}]),
     )
     cluster = f"c-{unique}"
     await api.create(
@@ -215,61 +190,39 @@ async def test_example_3_dev_and_qa_teams_move_clusters_only_into_their_own_set(
     The seed's sets select ``clusterset: dev`` while the roles grant
     ``clusterset:devset``; here the label value is the set's name, as the design's
     migration section requires, so the grants and the sets agree."""
-    rbac = "rbac.authorization.k8s.io"
     teams = {"dev": f"devset-{unique}", "qa": f"qaset-{unique}"}
-    for team, cluster_set in teams.items():
+    group = "cluster.open-cluster-management.io"
+    for team, own in teams.items():
         await api.create(
-            kinds.MANAGED_CLUSTER_SET,
-            {
-                "metadata": {"name": cluster_set},
-                "spec": {
-                    "clusterSelector": {
-                        "selectorType": "ExclusiveLabel",
-                        "exclusiveLabel": {"key": SET_LABEL, "value": cluster_set},
-                    }
-                },
-            },
+            kinds.MANAGED_CLUSTER_SET, cluster_set(own, exclusive_label(SET_LABEL, own))
         )
-        role = f"clustersetrole-{team}-{unique}"
-        group = "cluster.open-cluster-management.io"
-        await api.create(
-            kinds.CLUSTER_ROLE,
+        rules = [
+            {"apiGroups": [group], "resources": ["managedclusters"], "verbs": ["create"]},
             {
-                "metadata": {"name": role},
-                "rules": [
-                    {"apiGroups": [group], "resources": ["managedclusters"], "verbs": ["create"]},
-                    {
-                        "apiGroups": [group],
-                        "resources": ["managedclustersets"],
-                        "resourceNames": [cluster_set],
-                        "verbs": ["get"],
-                    },
-                    {
-                        "apiGroups": [group],
-                        "resources": ["managedclusters/label"],
-                        "resourceNames": [f"{SET_LABEL}:{cluster_set}"],
-                        "verbs": ["create"],
-                    },
-                    {
-                        "apiGroups": [group],
-                        "resources": ["managedclustersets/bind"],
-                        "resourceNames": [cluster_set],
-                        "verbs": ["create"],
-                    },
-                ],
+                "apiGroups": [group],
+                "resources": ["managedclustersets"],
+                "resourceNames": [own],
+                "verbs": ["get"],
             },
-        )
-        await api.create(
-            kinds.CLUSTER_ROLE_BINDING,
             {
-                "metadata": {"name": role},
-                "roleRef": {"apiGroup": rbac, "kind": "ClusterRole", "name": role},
-                "subjects": [{"apiGroup": rbac, "kind": "Group", "name": f"{team}-{unique}"}],
+                "apiGroups": [group],
+                "resources": ["managedclusters/label"],
+                "resourceNames": [f"{SET_LABEL}:{own}"],
+                "verbs": ["create"],
             },
+            {
+                "apiGroups": [group],
+                "resources": ["managedclustersets/bind"],
+                "resourceNames": [own],
+                "verbs": ["create"],
+            },
+        ]
+        await grant(
+            api, f"clustersetrole-{team}-{unique}", subject("Group", f"{team}-{unique}"), rules
         )
 
-    def cluster(name: str, cluster_set: str) -> Obj:
-        return {"metadata": {"name": name, "labels": {SET_LABEL: cluster_set}}}
+    def cluster(name: str, member_of: str) -> Obj:
+        return {"metadata": {"name": name, "labels": {SET_LABEL: member_of}}}
 
     for team, own in teams.items():
         other = next(s for s in teams.values() if s != own)
@@ -333,15 +286,7 @@ async def test_sets_sharing_an_exclusive_key_never_overlap(api: Api, unique: str
     for name in (gold, silver):
         await api.create(
             kinds.MANAGED_CLUSTER_SET,
-            {
-                "metadata": {"name": name},
-                "spec": {
-                    "clusterSelector": {
-                        "selectorType": "ExclusiveLabel",
-                        "exclusiveLabel": {"key": key, "value": name},
-                    }
-                },
-            },
+            cluster_set(name, exclusive_label(key, name)),
         )
     clusters = [f"c{i}-{unique}" for i in range(3)]
     for name, tier in zip(clusters, (gold, gold, silver), strict=True):

@@ -19,6 +19,7 @@ from pyocm.kube.status import ApiError
 from pyocm.runtime import kinds
 from pyocm.runtime.client import Api
 from pyocm.testing import HubProcess
+from tests.support import grant, subject
 
 Obj = dict[str, Any]
 GROUP = "cluster.open-cluster-management.io"
@@ -112,36 +113,19 @@ ROWS: dict[str, Row] = {
 SUBJECTS = ("user", "group", "agent")
 
 
-async def bind(api: Api, name: str, subject: Obj, rules: list[Obj]) -> None:
-    await api.create(kinds.CLUSTER_ROLE, {"metadata": {"name": name}, "rules": rules})
-    await api.create(
-        kinds.CLUSTER_ROLE_BINDING,
-        {
-            "metadata": {"name": name},
-            "roleRef": {
-                "apiGroup": "rbac.authorization.k8s.io",
-                "kind": "ClusterRole",
-                "name": name,
-            },
-            "subjects": [subject],
-        },
-    )
-
-
 def subject_for(kind: str, unique: str, cluster: str) -> tuple[str, tuple[str, ...], Obj]:
     """The identity (user, groups) and the RBAC subject its grants are bound to."""
-    rbac = "rbac.authorization.k8s.io"
     if kind == "user":
         user = f"alice-{unique}"
-        return user, (), {"apiGroup": rbac, "kind": "User", "name": user}
+        return user, (), subject("User", user)
     if kind == "group":
         group = f"team-{unique}"
-        return f"bob-{unique}", (group,), {"apiGroup": rbac, "kind": "Group", "name": group}
+        return f"bob-{unique}", (group,), subject("Group", group)
     # The identity an agent's certificate carries (upstream's names).
     group = f"system:open-cluster-management:{cluster}"
     user = f"{group}:agent1"
     groups = (group, "system:open-cluster-management:managed-clusters")
-    return user, groups, {"apiGroup": rbac, "kind": "Group", "name": group}
+    return user, groups, subject("Group", group)
 
 
 @pytest.mark.parametrize("kind", SUBJECTS)
@@ -154,7 +138,7 @@ async def test_label_permission_matrix(
     await api.create(
         kinds.MANAGED_CLUSTER, {"metadata": {"name": cluster, "labels": dict(row.start)}}
     )
-    user, groups, subject = subject_for(kind, unique, cluster)
+    user, groups, who = subject_for(kind, unique, cluster)
     update: Obj = {
         "apiGroups": [GROUP],
         "resources": ["managedclusters"],
@@ -162,7 +146,7 @@ async def test_label_permission_matrix(
     }
     if kind == "agent":  # the agent's hub role names its own cluster only
         update["resourceNames"] = [cluster]
-    await bind(api, f"test:{unique}", subject, [update, *row.grants])
+    await grant(api, f"test:{unique}", who, [update, *row.grants])
     async with Api.from_kubeconfig(hub.identity(user, groups).kubeconfig) as as_subject:
         patch = {"metadata": {"labels": row.change}}
         if row.denied is None:
@@ -187,14 +171,14 @@ async def test_an_agent_labels_only_its_own_cluster(hub: HubProcess, api: Api, u
     mine, other = f"mine-{unique}", f"other-{unique}"
     for name in (mine, other):
         await api.create(kinds.MANAGED_CLUSTER, {"metadata": {"name": name}})
-    user, groups, subject = subject_for("agent", unique, mine)
+    user, groups, who = subject_for("agent", unique, mine)
     update = {
         "apiGroups": [GROUP],
         "resources": ["managedclusters"],
         "resourceNames": [mine],
         "verbs": ["get", "patch"],
     }
-    await bind(api, f"test:{unique}", subject, [update, label("*")])
+    await grant(api, f"test:{unique}", who, [update, label("*")])
     patch = {"metadata": {"labels": {REGION: "apac"}}}
     async with Api.from_kubeconfig(hub.identity(user, groups).kubeconfig) as as_agent:
         await as_agent.patch(kinds.MANAGED_CLUSTER, mine, patch)
@@ -206,9 +190,9 @@ async def test_an_agent_labels_only_its_own_cluster(hub: HubProcess, api: Api, u
 
 async def test_creating_a_cluster_checks_its_labels(hub: HubProcess, api: Api, unique: str) -> None:
     """Creation is an addition of every label, and the default set label counts too."""
-    user, groups, subject = subject_for("user", unique, "")
+    user, groups, who = subject_for("user", unique, "")
     create: Obj = {"apiGroups": [GROUP], "resources": ["managedclusters"], "verbs": ["create"]}
-    await bind(api, f"test:{unique}", subject, [create, label(f"{SET}:dev-{unique}")])
+    await grant(api, f"test:{unique}", who, [create, label(f"{SET}:dev-{unique}")])
     async with Api.from_kubeconfig(hub.identity(user, groups).kubeconfig) as as_user:
         with pytest.raises(ApiError) as unlabelled:
             await as_user.create(kinds.MANAGED_CLUSTER, {"metadata": {"name": f"a-{unique}"}})
@@ -241,7 +225,7 @@ async def test_bind_permission_matrix(
     cluster_set, namespace = f"s-{unique}", f"ws-{unique}"
     await api.create(kinds.MANAGED_CLUSTER_SET, {"metadata": {"name": cluster_set}})
     await api.create(kinds.NAMESPACE, {"metadata": {"name": namespace}})
-    user, groups, subject = subject_for(kind, unique, f"c-{unique}")
+    user, groups, who = subject_for(kind, unique, f"c-{unique}")
     bindings: Obj = {
         "apiGroups": [GROUP],
         "resources": ["managedclustersetbindings"],
@@ -258,7 +242,7 @@ async def test_bind_permission_matrix(
                 "verbs": ["create"],
             }
         )
-    await bind(api, f"test:{unique}", subject, rules)
+    await grant(api, f"test:{unique}", who, rules)
     body = {
         "metadata": {"name": cluster_set, "namespace": namespace},
         "spec": {"clusterSet": cluster_set},

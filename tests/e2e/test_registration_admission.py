@@ -12,6 +12,7 @@ from pyocm.kube.status import ApiError
 from pyocm.runtime import kinds
 from pyocm.runtime.client import Api
 from pyocm.testing import HubProcess
+from tests.support import cluster_set, exclusive_label, grant, subject
 
 Obj = dict[str, Any]
 SET_LABEL = "cluster.open-cluster-management.io/clusterset"
@@ -83,21 +84,8 @@ async def test_names_and_urls_are_checked(api: Api, unique: str) -> None:
     )
 
 
-async def grant(api: Api, user: str, rules: list[Obj]) -> None:
-    name = f"test:{user}"
-    await api.create(kinds.CLUSTER_ROLE, {"metadata": {"name": name}, "rules": rules})
-    await api.create(
-        kinds.CLUSTER_ROLE_BINDING,
-        {
-            "metadata": {"name": name},
-            "roleRef": {
-                "apiGroup": "rbac.authorization.k8s.io",
-                "kind": "ClusterRole",
-                "name": name,
-            },
-            "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": user}],
-        },
-    )
+async def grant_user(api: Api, user: str, rules: list[Obj]) -> None:
+    await grant(api, f"test:{user}", subject("User", user), rules)
 
 
 CLUSTERS = {
@@ -117,7 +105,7 @@ async def test_accepting_needs_the_accept_permission(
     hub: HubProcess, api: Api, unique: str
 ) -> None:
     user = f"operator-{unique}"
-    await grant(api, user, [CLUSTERS, JOIN_DEFAULT])
+    await grant_user(api, user, [CLUSTERS, JOIN_DEFAULT])
     async with Api.from_kubeconfig(hub.identity(user).kubeconfig) as as_user:
         await as_user.create(kinds.MANAGED_CLUSTER, {"metadata": {"name": unique}})
         err = await refused(
@@ -143,7 +131,7 @@ async def test_accepting_needs_the_accept_permission(
         "resources": ["managedclusters/accept"],
         "verbs": ["update"],
     }
-    await grant(api, f"{user}-2", [CLUSTERS, JOIN_DEFAULT, accept])
+    await grant_user(api, f"{user}-2", [CLUSTERS, JOIN_DEFAULT, accept])
     async with Api.from_kubeconfig(hub.identity(f"{user}-2").kubeconfig) as as_admin:
         patched = await as_admin.patch(
             kinds.MANAGED_CLUSTER, unique, {"spec": {"hubAcceptsClient": True}}
@@ -163,7 +151,7 @@ async def test_bindings_need_the_same_name_and_bind_permission(
         == "The ManagedClusterSetBinding must have the same name as the target ManagedClusterSet"
     )
     user = f"team-{unique}"
-    await grant(
+    await grant_user(
         api,
         user,
         [
@@ -202,9 +190,6 @@ async def test_a_registered_cluster_id_cannot_change(api: Api, unique: str) -> N
 
 
 async def test_exclusive_label_sets_need_a_reserved_label(api: Api, unique: str) -> None:
-    def cluster_set(name: str, selector: Obj) -> Obj:
-        return {"metadata": {"name": name}, "spec": {"clusterSelector": selector}}
-
     err = await refused(
         api.create(
             kinds.MANAGED_CLUSTER_SET,
@@ -216,17 +201,14 @@ async def test_exclusive_label_sets_need_a_reserved_label(api: Api, unique: str)
         "spec.clusterSelector.exclusiveLabel: Required value: required for selectorType ExclusiveLabel"
         in err.message
     )
-    wrong = {"selectorType": "ExclusiveLabel", "exclusiveLabel": {"key": "region", "value": "apac"}}
+    wrong = exclusive_label("region", "apac")
     err = await refused(api.create(kinds.MANAGED_CLUSTER_SET, cluster_set(f"{unique}-b", wrong)))
     assert err.code == 422
     assert (
         'spec.clusterSelector.exclusiveLabel.key: Invalid value: "region": must start with'
         in err.message
     )
-    right = {
-        "selectorType": "ExclusiveLabel",
-        "exclusiveLabel": {"key": "info.open-cluster-management.io/region", "value": "apac"},
-    }
+    right = exclusive_label("info.open-cluster-management.io/region", "apac")
     await api.create(kinds.MANAGED_CLUSTER_SET, cluster_set(f"{unique}-c", right))
     err = await refused(
         api.create(
