@@ -250,7 +250,13 @@ class Client:
         return await self.request("DELETE", path, body=body, **kw)
 
     async def watch_lines(
-        self, path: str, *, params: dict[str, str], limit: int, timeout: float = 10.0
+        self,
+        path: str,
+        *,
+        params: dict[str, str],
+        limit: int,
+        timeout: float = 10.0,
+        headers: dict[str, str] | None = None,
     ) -> list[dict[str, Any]]:
         """Open a watch and collect up to ``limit`` events (or until ``timeout``)."""
         import asyncio
@@ -259,7 +265,9 @@ class Client:
         params = {"watch": "true", **params}
 
         async def read() -> None:
-            async with self.session.get(path, params=params, ssl=self._ssl) as resp:
+            async with self.session.get(
+                path, params=params, headers=headers, ssl=self._ssl
+            ) as resp:
                 async for line in resp.content:
                     if line.strip():
                         events.append(orjson.loads(line))

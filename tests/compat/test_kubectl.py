@@ -138,3 +138,24 @@ def test_create_token(hub: HubProcess, unique: str) -> None:
 def test_bad_manifest_is_a_clear_error(hub: HubProcess) -> None:
     result = run(hub, "apply", "-f", "-", stdin="apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: Bad_Name\n", check=False)
     assert result.returncode != 0 and "Invalid value" in result.stderr
+
+
+def test_get_prints_the_servers_columns(hub: HubProcess, unique: str) -> None:
+    manifest = f"""
+apiVersion: cluster.open-cluster-management.io/v1
+kind: ManagedCluster
+metadata:
+  name: {unique}
+spec:
+  hubAcceptsClient: true
+  managedClusterClientConfigs: [{{url: "https://{unique}.example.com"}}]
+"""
+    run(hub, "apply", "-f", "-", stdin=manifest)
+    lines = run(hub, "get", "managedclusters", unique).stdout.splitlines()
+    assert lines[0].split() == ["NAME", "HUB", "ACCEPTED", "MANAGED", "CLUSTER", "URLS", "JOINED", "AVAILABLE", "AGE"]
+    assert lines[1].split()[:3] == [unique, "true", f"https://{unique}.example.com"]
+    wide = run(hub, "get", "clusterrolebinding", "cluster-admin", "-o", "wide").stdout.splitlines()
+    assert wide[0].split() == ["NAME", "ROLE", "AGE", "USERS", "GROUPS", "SERVICEACCOUNTS"]
+    assert "system:masters" in wide[1]
+    namespaces = run(hub, "get", "namespace", "kube-system").stdout.splitlines()
+    assert namespaces[0].split() == ["NAME", "STATUS", "AGE"] and "Active" in namespaces[1]

@@ -12,6 +12,7 @@ from typing import Any
 
 from pyocm.apiserver.apiextensions import defaulting, pruning, validation
 from pyocm.apiserver.apiextensions.schema import CompiledSchema
+from pyocm.apiserver.registry.printing import custom_resource_columns
 from pyocm.apiserver.registry.resources import ALL_VERBS, ResourceInfo, SubresourceInfo
 from pyocm.apiserver.registry.strategy import STATUS, Context, Obj, Strategy
 from pyocm.kube import status
@@ -118,7 +119,7 @@ def resources_for(crd: Obj) -> list[ResourceInfo]:
                 categories=tuple(names.get("categories") or ()),
                 verbs=ALL_VERBS,
                 subresources=tuple(s for s in subs if s.name == STATUS),
-                printer_columns=tuple(version.get("additionalPrinterColumns") or ()),
+                columns=custom_resource_columns(version.get("additionalPrinterColumns") or ()),
             )
         )
     return out

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 from aiohttp import web
 
-from pyocm.apiserver.endpoints import negotiation, options, responses
+from pyocm.apiserver.endpoints import options, responses
 from pyocm.apiserver.state import ServerState
 
 if TYPE_CHECKING:
@@ -16,8 +16,7 @@ if TYPE_CHECKING:
 async def serve_get(request: web.Request, state: ServerState, target: Target) -> web.Response:
     obj = await state.store.get(target.info, namespace=target.namespace, name=target.name)
     target.check_label_scope(obj)
-    accept = negotiation.parse_accept(request.headers.get("Accept"))
-    return responses.json_response(responses.shape_object(obj, accept))
+    return responses.json_response(responses.Shape.of(request, target.info).object(obj))
 
 
 async def serve_list(request: web.Request, state: ServerState, target: Target) -> web.Response:
@@ -30,12 +29,10 @@ async def serve_list(request: web.Request, state: ServerState, target: Target) -
         revision, items = await state.store.list(
             target.info, namespace=target.namespace, labels=query.labels, fields=query.fields
         )
-    accept = negotiation.parse_accept(request.headers.get("Accept"))
-    body = responses.list_body(
+    body = responses.Shape.of(request, target.info).list(
         kind=target.info.kind,
         api_version=target.info.group_version,
         revision=revision,
         items=items,
-        accept=accept,
     )
     return responses.json_response(body)

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import orjson
 from aiohttp import web
 
-from pyocm.apiserver.endpoints.negotiation import Accept
+from pyocm.apiserver.endpoints.negotiation import Accept, parse_accept
+from pyocm.apiserver.registry import printing
+from pyocm.apiserver.registry.printing import Column
+from pyocm.apiserver.registry.resources import ResourceInfo
 from pyocm.kube import status
 
 Obj = dict[str, Any]
@@ -38,23 +42,52 @@ def partial_metadata(obj: Obj) -> Obj:
     }
 
 
-def shape_object(obj: Obj, accept: Accept) -> Obj:
-    return partial_metadata(obj) if accept.partial_metadata else obj
+INCLUDE_OBJECT = ("None", "Metadata", "Object")
 
 
-def list_body(
-    *, kind: str, api_version: str, revision: int, items: list[Obj], accept: Accept
-) -> Obj:
-    if accept.partial_metadata:
+@dataclass(frozen=True)
+class Shape:
+    """The form a read answers in: the objects themselves, their metadata only, or the
+    Table ``kubectl get`` prints (``columns`` are the resource's)."""
+
+    accept: Accept
+    columns: tuple[Column, ...] = ()
+    include_object: str = "Metadata"
+
+    @classmethod
+    def of(cls, request: web.Request, info: ResourceInfo) -> Shape:
+        accept = parse_accept(request.headers.get("Accept"))
+        include = request.query.get("includeObject", "Metadata")
+        if include not in INCLUDE_OBJECT:
+            raise status.bad_request(
+                f'includeObject: Unsupported value: "{include}": supported values: '
+                + ", ".join(f'"{v}"' for v in INCLUDE_OBJECT)
+            )
+        return cls(accept=accept, columns=info.columns, include_object=include)
+
+    def object(self, obj: Obj) -> Obj:
+        if self.accept.table:
+            revision = (obj.get("metadata") or {}).get("resourceVersion")
+            return printing.table(
+                self.columns, [obj], include_object=self.include_object, revision=revision
+            )
+        return partial_metadata(obj) if self.accept.partial_metadata else obj
+
+    def list(self, *, kind: str, api_version: str, revision: int, items: list[Obj]) -> Obj:
+        if self.accept.table:
+            return printing.table(
+                self.columns, items, include_object=self.include_object, revision=str(revision)
+            )
+        if self.accept.partial_metadata:
+            return {
+                "kind": "PartialObjectMetadataList",
+                "apiVersion": META_GV,
+                "metadata": {"resourceVersion": str(revision)},
+                "items": [partial_metadata(i) for i in items],
+            }
         return {
-            "kind": "PartialObjectMetadataList",
-            "apiVersion": META_GV,
+            "kind": f"{kind}List",
+            "apiVersion": api_version,
             "metadata": {"resourceVersion": str(revision)},
-            "items": [partial_metadata(i) for i in items],
+            "items": items,
         }
-    return {
-        "kind": f"{kind}List",
-        "apiVersion": api_version,
-        "metadata": {"resourceVersion": str(revision)},
-        "items": items,
-    }

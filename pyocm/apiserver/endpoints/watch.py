@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 import orjson
 from aiohttp import web
 
-from pyocm.apiserver.endpoints import negotiation, options, responses
+from pyocm.apiserver.endpoints import options, responses
 from pyocm.apiserver.registry import watch as watching
 from pyocm.apiserver.state import ServerState
 
@@ -42,7 +42,7 @@ async def serve(request: web.Request, state: ServerState, target: Target) -> web
         send_initial_events=opts.send_initial_events,
     )
     after = await watching.start_revision(state.store, wreq)
-    accept = negotiation.parse_accept(request.headers.get("Accept"))
+    shape = responses.Shape.of(request, target.info)
     response = web.StreamResponse(status=200, headers={"Content-Type": "application/json"})
     response.enable_chunked_encoding()
     await response.prepare(request)
@@ -56,7 +56,7 @@ async def serve(request: web.Request, state: ServerState, target: Target) -> web
             events,
             timeout=timeout,
             bookmarks=opts.allow_bookmarks,
-            accept=accept,
+            shape=shape,
         )
     except (ConnectionResetError, asyncio.CancelledError):
         pass
@@ -75,7 +75,7 @@ async def _pump(
     *,
     timeout: int,
     bookmarks: bool,
-    accept: negotiation.Accept,
+    shape: responses.Shape,
 ) -> None:
     """Write events as they come, bookmarks when the stream is quiet.
 
@@ -88,7 +88,7 @@ async def _pump(
     deadline = loop.time() + timeout if timeout > 0 else None
     progress = _Progress(str(state.store.backend.current_revision()))
     forwarder = asyncio.create_task(
-        _forward(response, events, progress, bookmarks=bookmarks, accept=accept)
+        _forward(response, events, progress, bookmarks=bookmarks, shape=shape)
     )
     stopping = asyncio.ensure_future(state.stopping.wait())
     try:
@@ -133,7 +133,7 @@ async def _forward(
     progress: _Progress,
     *,
     bookmarks: bool,
-    accept: negotiation.Accept,
+    shape: responses.Shape,
 ) -> None:
     async for event in events:
         if (
@@ -142,11 +142,7 @@ async def _forward(
             and "annotations" not in event.object.get("metadata", {})
         ):
             continue
-        obj = (
-            event.object
-            if event.type in ("ERROR", "BOOKMARK")
-            else responses.shape_object(event.object, accept)
-        )
+        obj = event.object if event.type in ("ERROR", "BOOKMARK") else shape.object(event.object)
         rv = event.object.get("metadata", {}).get("resourceVersion")
         if rv and event.type != "ERROR":
             progress.revision = rv

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from pyocm.apiserver.registry.printing import Column
 from pyocm.apiserver.registry.strategy import Strategy
 
 ALL_VERBS = ("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch")
@@ -41,8 +42,8 @@ class ResourceInfo:
     storage_group: str = ""
     #: Served but not persisted (reviews): the store is not involved.
     virtual: bool = False
-    #: Additional printer columns (CRDs) in the apiextensions shape.
-    printer_columns: tuple[dict[str, object], ...] = field(default_factory=tuple)
+    #: What ``kubectl get`` shows (a server-side Table); empty: Name and Created At.
+    columns: tuple[Column, ...] = field(default_factory=tuple)
 
     @property
     def group_version(self) -> str:

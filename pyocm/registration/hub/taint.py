@@ -52,8 +52,16 @@ class TaintController:
         await self.recorder.event(
             cluster,
             reason="ManagedClusterConditionAvailableUpdated",
-            note=f"Update the original taints to the {taints}",
+            note=f"Update the original taints to the [{_describe(taints)}]",
         )
+
+
+def _describe(taints: list[Obj]) -> str:
+    """Taints as kubectl writes them: ``key=value:effect``, comma-separated."""
+    return ", ".join(
+        f"{t.get('key')}{'=' + str(t['value']) if t.get('value') else ''}:{t.get('effect')}"
+        for t in taints
+    )
 
 
 def _is(taint: Obj, key: str | None) -> bool:

@@ -19,6 +19,7 @@ from pyocm.apiserver.registry.builtin import (
     coordination,
     core,
     events,
+    printers,
     rbac,
     reviews,
 )
@@ -40,6 +41,7 @@ def _core() -> list[ResourceInfo]:
             singular="namespace",
             namespaced=False,
             strategy=core.NamespaceStrategy(),
+            columns=printers.NAMESPACE,
             short_names=("ns",),
             verbs=_NAMESPACE_VERBS,
             subresources=(SubresourceInfo("finalize", verbs=("update",)), _STATUS),
@@ -52,6 +54,7 @@ def _core() -> list[ResourceInfo]:
             singular="configmap",
             namespaced=True,
             strategy=configdata.ConfigMapStrategy(),
+            columns=printers.CONFIGMAP,
             short_names=("cm",),
         ),
         ResourceInfo(
@@ -62,6 +65,7 @@ def _core() -> list[ResourceInfo]:
             singular="secret",
             namespaced=True,
             strategy=configdata.SecretStrategy(),
+            columns=printers.SECRET,
         ),
         ResourceInfo(
             group="",
@@ -71,6 +75,7 @@ def _core() -> list[ResourceInfo]:
             singular="serviceaccount",
             namespaced=True,
             strategy=core.ServiceAccountStrategy(),
+            columns=printers.SERVICEACCOUNT,
             short_names=("sa",),
             subresources=(
                 SubresourceInfo(
@@ -90,6 +95,7 @@ def _core() -> list[ResourceInfo]:
             singular="event",
             namespaced=True,
             strategy=events.CoreEventStrategy(),
+            columns=printers.EVENT,
             short_names=("ev",),
         ),
         ResourceInfo(
@@ -100,6 +106,7 @@ def _core() -> list[ResourceInfo]:
             singular="node",
             namespaced=False,
             strategy=core.NodeStrategy(),
+            columns=printers.NODE,
             short_names=("no",),
             subresources=(_STATUS,),
         ),
@@ -116,6 +123,7 @@ def _groups() -> list[ResourceInfo]:
             singular="event",
             namespaced=True,
             strategy=events.EventStrategy(),
+            columns=printers.EVENT,
             short_names=("ev",),
             # The core group's storage name (see ResourceInfo.key_prefix).
             storage_group="core",
@@ -128,6 +136,7 @@ def _groups() -> list[ResourceInfo]:
             singular="lease",
             namespaced=True,
             strategy=coordination.LeaseStrategy(),
+            columns=printers.LEASE,
         ),
         ResourceInfo(
             group="certificates.k8s.io",
@@ -137,6 +146,7 @@ def _groups() -> list[ResourceInfo]:
             singular="certificatesigningrequest",
             namespaced=False,
             strategy=certificates.CertificateSigningRequestStrategy(),
+            columns=printers.CSR,
             short_names=("csr",),
             subresources=(SubresourceInfo(certificates.APPROVAL), _STATUS),
         ),
@@ -149,6 +159,7 @@ def _groups() -> list[ResourceInfo]:
             singular="customresourcedefinition",
             namespaced=False,
             strategy=apiextensions.CustomResourceDefinitionStrategy(),
+            columns=printers.CRD,
             short_names=("crd", "crds"),
             categories=("api-extensions",),
             subresources=(_STATUS,),
@@ -158,10 +169,10 @@ def _groups() -> list[ResourceInfo]:
 
 def _rbac() -> list[ResourceInfo]:
     kinds = (
-        ("ClusterRole", False, rbac.ClusterRoleStrategy()),
-        ("ClusterRoleBinding", False, rbac.ClusterRoleBindingStrategy()),
-        ("Role", True, rbac.RoleStrategy()),
-        ("RoleBinding", True, rbac.RoleBindingStrategy()),
+        ("ClusterRole", False, rbac.ClusterRoleStrategy(), printers.ROLE),
+        ("ClusterRoleBinding", False, rbac.ClusterRoleBindingStrategy(), printers.BINDING),
+        ("Role", True, rbac.RoleStrategy(), printers.ROLE),
+        ("RoleBinding", True, rbac.RoleBindingStrategy(), printers.BINDING),
     )
     return [
         ResourceInfo(
@@ -172,8 +183,9 @@ def _rbac() -> list[ResourceInfo]:
             singular=kind.lower(),
             namespaced=namespaced,
             strategy=strategy,
+            columns=columns,
         )
-        for kind, namespaced, strategy in kinds
+        for kind, namespaced, strategy, columns in kinds
     ]
 
 
