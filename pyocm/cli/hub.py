@@ -18,6 +18,7 @@ import typer
 from pyocm import hubmanager
 from pyocm.apiserver.config import ServerConfig, default_data_dir, parse_listen
 from pyocm.apiserver.server import HubServer
+from pyocm.cli.common import setup_logging
 from pyocm.local import crdinstall
 from pyocm.registration.hub.manager import HubOptions
 from pyocm.runtime.client import Api
@@ -62,9 +63,7 @@ def hub(
     log_level: str = typer.Option("INFO", "--log-level"),
 ) -> None:
     """Run a hub API server in the foreground until Ctrl-C or SIGTERM."""
-    logging.basicConfig(
-        level=log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
-    )
+    setup_logging(log_level)
     try:
         host, port = parse_listen(listen)
         duration = parse_duration(cluster_signing_duration)
