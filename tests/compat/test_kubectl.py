@@ -159,3 +159,13 @@ spec:
     assert "system:masters" in wide[1]
     namespaces = run(hub, "get", "namespace", "kube-system").stdout.splitlines()
     assert namespaces[0].split() == ["NAME", "STATUS", "AGE"] and "Active" in namespaces[1]
+
+
+def test_get_follows_pages(hub: HubProcess, unique: str) -> None:
+    run(hub, "create", "namespace", unique)
+    for i in range(5):
+        run(hub, "create", "configmap", f"cm-{i}", "-n", unique, "--from-literal=v=1")
+    names = run(hub, "get", "configmaps", "-n", unique, "--chunk-size=2", "-o", "name").stdout.split()
+    assert names == [f"configmap/cm-{i}" for i in range(5)]
+    shown = run(hub, "get", "configmaps", "-n", unique, "--chunk-size=2").stdout.splitlines()
+    assert len(shown) == 6 and shown[0].split() == ["NAME", "DATA", "AGE"]

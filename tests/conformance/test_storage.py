@@ -89,6 +89,38 @@ async def test_list_and_count_match_exactly_the_prefix(
     assert await backend.count(prefix) == len(expected)
 
 
+async def test_list_at_a_past_revision_is_the_snapshot_of_then(backend: Backend) -> None:
+    await backend.create("/other/x", b"")  # so that the revision before "a" is not 0
+    a = await backend.create("/s/a", b"a1")
+    b = await backend.create("/s/b", b"b1")
+    then = backend.current_revision()
+    await backend.update("/s/a", b"a2", expected_revision=a.mod_revision)
+    await backend.delete("/s/b", expected_revision=b.mod_revision)
+    await backend.create("/s/c", b"c1")
+    revision, kvs = await backend.list("/s/", revision=then)
+    assert revision == then
+    assert [(kv.key, kv.value) for kv in kvs] == [("/s/a", b"a1"), ("/s/b", b"b1")]
+    assert [kv.mod_revision for kv in kvs] == [a.mod_revision, b.mod_revision]
+    _, now = await backend.list("/s/", revision=backend.current_revision())
+    assert [(kv.key, kv.value) for kv in now] == [("/s/a", b"a2"), ("/s/c", b"c1")]
+    _, before_all = await backend.list("/s/", revision=a.mod_revision - 1)
+    assert before_all == []
+
+
+async def test_list_outside_the_retained_history_raises(open_store: OpenStore) -> None:
+    backend = await open_store(history_size=5)
+    written = [await backend.create(f"/l/k{i:02d}", b"") for i in range(20)]
+    with pytest.raises(errors.Compacted):
+        await backend.list("/l/", revision=written[0].mod_revision)
+    oldest = backend.oldest_revision()
+    _, kvs = await backend.list("/l/", revision=oldest)
+    assert [kv.mod_revision for kv in kvs] == [
+        kv.mod_revision for kv in written if kv.mod_revision <= oldest
+    ]
+    with pytest.raises(errors.FutureRevision):
+        await backend.list("/l/", revision=backend.current_revision() + 1)
+
+
 async def test_update_with_the_expected_revision_replaces_the_value(backend: Backend) -> None:
     created = await backend.create("/r/a", b"one")
     updated = await backend.update("/r/a", b"two", expected_revision=created.mod_revision)

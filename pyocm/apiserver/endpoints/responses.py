@@ -73,21 +73,23 @@ class Shape:
             )
         return partial_metadata(obj) if self.accept.partial_metadata else obj
 
-    def list(self, *, kind: str, api_version: str, revision: int, items: list[Obj]) -> Obj:
+    def list(self, *, kind: str, api_version: str, metadata: Obj, items: list[Obj]) -> Obj:
+        """``metadata`` is the list's (resourceVersion, and continue for a page)."""
         if self.accept.table:
-            return printing.table(
-                self.columns, items, include_object=self.include_object, revision=str(revision)
+            table = printing.table(
+                self.columns, items, include_object=self.include_object, revision=None
             )
+            return {**table, "metadata": metadata}
         if self.accept.partial_metadata:
             return {
                 "kind": "PartialObjectMetadataList",
                 "apiVersion": META_GV,
-                "metadata": {"resourceVersion": str(revision)},
+                "metadata": metadata,
                 "items": [partial_metadata(i) for i in items],
             }
         return {
             "kind": f"{kind}List",
             "apiVersion": api_version,
-            "metadata": {"resourceVersion": str(revision)},
+            "metadata": metadata,
             "items": items,
         }

@@ -10,6 +10,7 @@ are translated to API errors in :mod:`pyocm.apiserver.registry.errors` only.
 
 from __future__ import annotations
 
+import bisect
 import builtins
 import uuid
 from collections.abc import Awaitable, Callable
@@ -51,6 +52,16 @@ def _copy(obj: Obj) -> Obj:
 
 
 @dataclass(frozen=True)
+class ListPage:
+    revision: int
+    items: list[Obj]
+    #: When more items follow: the key (relative to the resource's prefix) of the last
+    #: one returned, and how many stored objects come after it (before any selector).
+    last_key: str = ""
+    left: int = 0
+
+
+@dataclass(frozen=True)
 class DeleteOptions:
     uid: str = ""
     resource_version: str = ""
@@ -89,13 +100,45 @@ class Store:
         labels: LabelSelector | None = None,
         fields: FieldSelector | None = None,
     ) -> tuple[int, list[Obj]]:
-        revision, kvs = await self.backend.list(info.key_prefix(namespace))
-        items = []
-        for kv in kvs:
-            obj = codec.decode(kv)
-            if self.matches(info, obj, labels=labels, fields=fields):
-                items.append(self.present(info, obj))
-        return revision, items
+        """Every matching object, sorted by key, and the current revision."""
+        page = await self.list_page(info, namespace=namespace, labels=labels, fields=fields)
+        return page.revision, page.items
+
+    async def list_page(
+        self,
+        info: ResourceInfo,
+        *,
+        namespace: str,
+        labels: LabelSelector | None = None,
+        fields: FieldSelector | None = None,
+        revision: int = 0,
+        after: str = "",
+        limit: int = 0,
+    ) -> ListPage:
+        """Up to ``limit`` (0: all) matching objects whose key comes after ``after``
+        (relative to the resource's storage prefix), as of ``revision`` (0: now).
+
+        Only the objects returned are decoded past the selector, so paging through a
+        large list costs each page its own items, not the whole list again."""
+        try:
+            revision, kvs = await self.backend.list(info.key_prefix(namespace), revision=revision)
+        except storage_errors.StorageError as err:
+            raise errors.translate(err, info, "") from None
+        base = info.key_prefix()
+        start = bisect.bisect_right(kvs, base + after, key=lambda kv: kv.key) if after else 0
+        items: list[Obj] = []
+        last = start - 1  # index of the last item returned
+        for index in range(start, len(kvs)):
+            obj = codec.decode(kvs[index])
+            if not self.matches(info, obj, labels=labels, fields=fields):
+                continue
+            if limit and len(items) == limit:
+                return ListPage(
+                    revision, items, last_key=kvs[last].key[len(base) :], left=len(kvs) - last - 1
+                )
+            items.append(self.present(info, obj))
+            last = index
+        return ListPage(revision, items)
 
     def matches(
         self,

@@ -79,9 +79,13 @@ class Backend(Protocol):
     async def get(self, key: str) -> KeyValue | None:
         """The committed value of ``key``, or None when it does not exist."""
 
-    async def list(self, prefix: str) -> tuple[int, list[KeyValue]]:
-        """Every live key starting with ``prefix``, sorted by key, and the revision the
-        snapshot was taken at (the current revision)."""
+    async def list(self, prefix: str, *, revision: int = 0) -> tuple[int, list[KeyValue]]:
+        """Every key starting with ``prefix`` that was live at ``revision``, sorted by key,
+        and the revision of that snapshot.
+
+        ``revision`` 0 means the current revision. A past revision is served while the
+        store still keeps the changes since (as for a watch): older raises ``Compacted``,
+        newer than ``current_revision()`` raises ``FutureRevision``."""
 
     async def count(self, prefix: str) -> int:
         """How many live keys start with ``prefix``."""

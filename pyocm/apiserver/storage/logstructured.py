@@ -135,10 +135,24 @@ class LogStructured:
         self._check_open()
         return self._state.get(key)
 
-    async def list(self, prefix: str) -> tuple[int, list[KeyValue]]:
+    async def list(self, prefix: str, *, revision: int = 0) -> tuple[int, list[KeyValue]]:
         self._check_open()
         start, end = self._range(prefix)
-        return self._revision, [self._state[k] for k in self._keys[start:end]]
+        current = [self._state[k] for k in self._keys[start:end]]
+        if revision in (0, self._revision):
+            return self._revision, current
+        if revision > self._revision:
+            raise errors.FutureRevision(requested=revision, current=self._revision)
+        if revision < self._compacted:
+            raise errors.Compacted(requested=revision, oldest=self._compacted)
+        # Undo, newest first, every retained change made since ``revision``.
+        past = {kv.key: kv for kv in current}
+        for event in reversed(self._replay(prefix, revision)):
+            if event.prev is None:
+                past.pop(event.kv.key, None)
+            else:
+                past[event.kv.key] = event.prev
+        return revision, [past[key] for key in sorted(past)]
 
     async def count(self, prefix: str) -> int:
         self._check_open()
