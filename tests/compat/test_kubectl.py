@@ -1,4 +1,6 @@
-"""kubectl 1.30 (JSON only) against a real hub: the everyday command set."""
+"""kubectl against a real hub: the everyday command set, run by kubectl 1.30 (JSON only)
+and by 1.32 and 1.33, which send protobuf bodies for certificate approve, auth can-i
+and create token."""
 
 from __future__ import annotations
 
@@ -15,13 +17,23 @@ from pyocm.pki import csr, keys
 from pyocm.testing import HubProcess
 
 pytestmark = pytest.mark.kubectl
+VERSIONS = ("1.30", "1.32", "1.33")
+_current = {"version": VERSIONS[0]}
+
+
+@pytest.fixture(autouse=True, params=VERSIONS, ids=[f"kubectl-{v}" for v in VERSIONS])
+def kubectl_version(request: pytest.FixtureRequest) -> str:
+    """Every test runs once per kubectl version."""
+    _current["version"] = request.param
+    return str(request.param)
 
 
 def kubectl_binary() -> str:
     found = shutil.which("kubectl")
     assert found, "kubectl is not on PATH"
-    versioned = Path(found).resolve().parent / "kubectl.1.30"
-    return str(versioned) if versioned.exists() else found
+    versioned = Path(found).resolve().parent / f"kubectl.{_current['version']}"
+    assert versioned.exists(), f"{versioned} is missing (the machine image ships kubectl 1.27-1.33)"
+    return str(versioned)
 
 
 def run(hub: HubProcess, *args: str, stdin: str | None = None, check: bool = True, kubeconfig: Path | None = None) -> subprocess.CompletedProcess[str]:
@@ -106,6 +118,16 @@ def test_auth_can_i(hub: HubProcess) -> None:
     bob = hub.identity("kubectl-bob")
     result = run(hub, "auth", "can-i", "create", "managedclusters", check=False, kubeconfig=bob.kubeconfig)
     assert result.stdout.strip() == "no" and result.returncode == 1
+
+
+def test_auth_can_i_list(hub: HubProcess) -> None:
+    rows = run(hub, "auth", "can-i", "--list").stdout.splitlines()
+    assert rows[0].split()[:3] == ["Resources", "Non-Resource", "URLs"]
+    assert any(row.split()[0] == "*.*" for row in rows[1:])
+    carol = hub.identity("kubectl-carol")
+    rows = run(hub, "auth", "can-i", "--list", kubeconfig=carol.kubeconfig).stdout.splitlines()
+    assert any("selfsubjectaccessreviews.authorization.k8s.io" in row for row in rows)
+    assert not any(row.split()[0] == "*.*" for row in rows[1:] if row.split())
 
 
 def test_certificate_approve(hub: HubProcess, unique: str) -> None:

@@ -9,7 +9,8 @@ import orjson
 import yaml
 from aiohttp import web
 
-from pyocm.kube import status
+from pyocm.kube import protobuf, status
+from pyocm.kube.protobuf.wire import WireError
 
 #: kube-apiserver refuses bodies over 3 MiB.
 MAX_BODY = 3 * 1024 * 1024
@@ -48,15 +49,26 @@ async def read_body(request: web.Request) -> bytes:
 
 
 def decode_object(raw: bytes, content_type: str) -> Any:
-    """Decode a create/update body (JSON by default, YAML accepted)."""
+    """Decode a create/update/delete body: JSON by default, YAML, or Kubernetes protobuf."""
     kind = media_type(content_type)
     if kind in ("", JSON, "*/*", "text/plain"):
         return _json(raw)
     if kind in (YAML, "application/x-yaml", "text/yaml"):
         return _yaml(raw)
     if kind == PROTOBUF:
-        raise status.unsupported_media_type(kind, [JSON, YAML])
-    raise status.unsupported_media_type(kind, [JSON, YAML])
+        return _protobuf(raw)
+    raise status.unsupported_media_type(kind, [JSON, YAML, PROTOBUF])
+
+
+def _protobuf(raw: bytes) -> Any:
+    try:
+        return protobuf.decode_body(raw)
+    except protobuf.UnsupportedKind as err:
+        raise status.ApiError(code=415, reason="UnsupportedMediaType", message=str(err)) from None
+    except WireError as err:
+        raise status.bad_request(
+            f"the body of the request could not be decoded as protobuf: {err}"
+        ) from None
 
 
 def _json(raw: bytes) -> Any:

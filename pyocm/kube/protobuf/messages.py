@@ -1,0 +1,342 @@
+"""Field tables of the Kubernetes messages clients send as protobuf bodies.
+
+Numbers, JSON names and Go pointer-ness as in ``k8s.io/api`` (client-go 1.35); see the
+table in ../shared/reference/kube-api-surface.md, Appendix B. Each message is named
+first and filled after, so tables can refer to one another in any order.
+"""
+
+from __future__ import annotations
+
+from pyocm.kube.protobuf.schema import F, Message
+
+S, INT, B, BY = "string", "int", "bool", "bytes"
+TIME, MICRO = "time", "microtime"
+
+
+def _strings(name: str) -> F:
+    return F(name, S, repeated=True)
+
+
+def _map(name: str, value: object = S) -> F:
+    return F(name, S, map_of=value)  # type: ignore[arg-type]
+
+
+# meta/v1
+OBJECT_META = Message("ObjectMeta")
+OWNER_REFERENCE = Message("OwnerReference")
+MANAGED_FIELDS = Message("ManagedFieldsEntry")
+DELETE_OPTIONS = Message("DeleteOptions")
+PRECONDITIONS = Message("Preconditions")
+LABEL_SELECTOR = Message("LabelSelector")
+LABEL_REQUIREMENT = Message("LabelSelectorRequirement")
+CONDITION = Message("Condition")
+
+OBJECT_META.define(
+    _1=F("name", S),
+    _2=F("generateName", S),
+    _3=F("namespace", S),
+    _4=F("selfLink", S),
+    _5=F("uid", S),
+    _6=F("resourceVersion", S),
+    _7=F("generation", INT),
+    _8=F("creationTimestamp", TIME),
+    _9=F("deletionTimestamp", TIME, ptr=True),
+    _10=F("deletionGracePeriodSeconds", INT, ptr=True),
+    _11=_map("labels"),
+    _12=_map("annotations"),
+    _13=F("ownerReferences", OWNER_REFERENCE, repeated=True),
+    _14=_strings("finalizers"),
+    _17=F("managedFields", MANAGED_FIELDS, repeated=True),
+)
+OWNER_REFERENCE.define(
+    _5=F("apiVersion", S),
+    _1=F("kind", S),
+    _3=F("name", S),
+    _4=F("uid", S),
+    _6=F("controller", B, ptr=True),
+    _7=F("blockOwnerDeletion", B, ptr=True),
+)
+MANAGED_FIELDS.define(
+    _1=F("manager", S),
+    _2=F("operation", S),
+    _3=F("apiVersion", S),
+    _4=F("time", TIME, ptr=True),
+    _6=F("fieldsType", S),
+    _7=F("fieldsV1", "json", ptr=True),
+    _8=F("subresource", S),
+)
+DELETE_OPTIONS.define(
+    _1=F("gracePeriodSeconds", INT, ptr=True),
+    _2=F("preconditions", PRECONDITIONS, ptr=True),
+    _3=F("orphanDependents", B, ptr=True),
+    _4=F("propagationPolicy", S, ptr=True),
+    _5=_strings("dryRun"),
+    _6=F("ignoreStoreReadErrorWithClusterBreakingPotential", B, ptr=True),
+)
+PRECONDITIONS.define(_1=F("uid", S, ptr=True), _2=F("resourceVersion", S, ptr=True))
+LABEL_SELECTOR.define(
+    _1=_map("matchLabels"), _2=F("matchExpressions", LABEL_REQUIREMENT, repeated=True)
+)
+LABEL_REQUIREMENT.define(_1=F("key", S), _2=F("operator", S), _3=_strings("values"))
+CONDITION.define(
+    _1=F("type", S),
+    _2=F("status", S),
+    _3=F("observedGeneration", INT),
+    _4=F("lastTransitionTime", TIME),
+    _5=F("reason", S),
+    _6=F("message", S),
+)
+
+# certificates.k8s.io/v1
+CSR = Message("CertificateSigningRequest")
+CSR_SPEC = Message("CertificateSigningRequestSpec")
+CSR_STATUS = Message("CertificateSigningRequestStatus")
+CSR_CONDITION = Message("CertificateSigningRequestCondition")
+CSR.define(_1=F("metadata", OBJECT_META), _2=F("spec", CSR_SPEC), _3=F("status", CSR_STATUS))
+CSR_SPEC.define(
+    _1=F("request", BY),
+    _7=F("signerName", S),
+    _8=F("expirationSeconds", INT, ptr=True),
+    _5=_strings("usages"),
+    _2=F("username", S),
+    _3=F("uid", S),
+    _4=_strings("groups"),
+    _6=_map("extra", "stringlist"),
+)
+CSR_STATUS.define(_1=F("conditions", CSR_CONDITION, repeated=True), _2=F("certificate", BY))
+CSR_CONDITION.define(
+    _1=F("type", S),
+    _6=F("status", S),
+    _2=F("reason", S),
+    _3=F("message", S),
+    _4=F("lastUpdateTime", TIME),
+    _5=F("lastTransitionTime", TIME),
+)
+
+# authorization.k8s.io/v1
+ACCESS_REVIEW = Message("SubjectAccessReview")
+SELF_ACCESS_REVIEW = Message("SelfSubjectAccessReview")
+RULES_REVIEW = Message("SelfSubjectRulesReview")
+ACCESS_SPEC = Message("SubjectAccessReviewSpec")
+SELF_ACCESS_SPEC = Message("SelfSubjectAccessReviewSpec")
+RULES_SPEC = Message("SelfSubjectRulesReviewSpec")
+RESOURCE_ATTRIBUTES = Message("ResourceAttributes")
+NON_RESOURCE_ATTRIBUTES = Message("NonResourceAttributes")
+SELECTOR_ATTRIBUTES = Message("SelectorAttributes")
+ACCESS_STATUS = Message("SubjectAccessReviewStatus")
+ACCESS_REVIEW.define(
+    _1=F("metadata", OBJECT_META), _2=F("spec", ACCESS_SPEC), _3=F("status", ACCESS_STATUS)
+)
+SELF_ACCESS_REVIEW.define(
+    _1=F("metadata", OBJECT_META), _2=F("spec", SELF_ACCESS_SPEC), _3=F("status", ACCESS_STATUS)
+)
+RULES_REVIEW.define(_1=F("metadata", OBJECT_META), _2=F("spec", RULES_SPEC))
+ACCESS_SPEC.define(
+    _1=F("resourceAttributes", RESOURCE_ATTRIBUTES, ptr=True),
+    _2=F("nonResourceAttributes", NON_RESOURCE_ATTRIBUTES, ptr=True),
+    _3=F("user", S),
+    _4=_strings("groups"),
+    _5=_map("extra", "stringlist"),
+    _6=F("uid", S),
+)
+SELF_ACCESS_SPEC.define(
+    _1=F("resourceAttributes", RESOURCE_ATTRIBUTES, ptr=True),
+    _2=F("nonResourceAttributes", NON_RESOURCE_ATTRIBUTES, ptr=True),
+)
+RULES_SPEC.define(_1=F("namespace", S))
+RESOURCE_ATTRIBUTES.define(
+    _1=F("namespace", S),
+    _2=F("verb", S),
+    _3=F("group", S),
+    _4=F("version", S),
+    _5=F("resource", S),
+    _6=F("subresource", S),
+    _7=F("name", S),
+    _8=F("fieldSelector", SELECTOR_ATTRIBUTES, ptr=True),
+    _9=F("labelSelector", SELECTOR_ATTRIBUTES, ptr=True),
+)
+SELECTOR_ATTRIBUTES.define(
+    _1=F("rawSelector", S), _2=F("requirements", LABEL_REQUIREMENT, repeated=True)
+)
+NON_RESOURCE_ATTRIBUTES.define(_1=F("path", S), _2=F("verb", S))
+ACCESS_STATUS.define(
+    _1=F("allowed", B), _4=F("denied", B), _2=F("reason", S), _3=F("evaluationError", S)
+)
+
+# authentication.k8s.io/v1
+TOKEN_REQUEST = Message("TokenRequest")
+TOKEN_REQUEST_SPEC = Message("TokenRequestSpec")
+BOUND_OBJECT = Message("BoundObjectReference")
+TOKEN_REVIEW = Message("TokenReview")
+TOKEN_REVIEW_SPEC = Message("TokenReviewSpec")
+SELF_SUBJECT_REVIEW = Message("SelfSubjectReview")
+TOKEN_REQUEST.define(_1=F("metadata", OBJECT_META), _2=F("spec", TOKEN_REQUEST_SPEC))
+TOKEN_REQUEST_SPEC.define(
+    _1=_strings("audiences"),
+    _4=F("expirationSeconds", INT, ptr=True),
+    _3=F("boundObjectRef", BOUND_OBJECT, ptr=True),
+)
+BOUND_OBJECT.define(_1=F("kind", S), _2=F("apiVersion", S), _3=F("name", S), _4=F("uid", S))
+TOKEN_REVIEW.define(_1=F("metadata", OBJECT_META), _2=F("spec", TOKEN_REVIEW_SPEC))
+TOKEN_REVIEW_SPEC.define(_1=F("token", S), _2=_strings("audiences"))
+SELF_SUBJECT_REVIEW.define(_1=F("metadata", OBJECT_META))
+
+# coordination.k8s.io/v1
+LEASE = Message("Lease")
+LEASE_SPEC = Message("LeaseSpec")
+LEASE.define(_1=F("metadata", OBJECT_META), _2=F("spec", LEASE_SPEC))
+LEASE_SPEC.define(
+    _1=F("holderIdentity", S, ptr=True),
+    _2=F("leaseDurationSeconds", INT, ptr=True),
+    _3=F("acquireTime", MICRO, ptr=True),
+    _4=F("renewTime", MICRO, ptr=True),
+    _5=F("leaseTransitions", INT, ptr=True),
+    _6=F("strategy", S, ptr=True),
+    _7=F("preferredHolder", S, ptr=True),
+)
+
+# rbac.authorization.k8s.io/v1
+CLUSTER_ROLE = Message("ClusterRole")
+ROLE = Message("Role")
+POLICY_RULE = Message("PolicyRule")
+AGGREGATION_RULE = Message("AggregationRule")
+BINDING = Message("RoleBinding")
+SUBJECT = Message("Subject")
+ROLE_REF = Message("RoleRef")
+CLUSTER_ROLE.define(
+    _1=F("metadata", OBJECT_META),
+    _2=F("rules", POLICY_RULE, repeated=True),
+    _3=F("aggregationRule", AGGREGATION_RULE, ptr=True),
+)
+ROLE.define(_1=F("metadata", OBJECT_META), _2=F("rules", POLICY_RULE, repeated=True))
+POLICY_RULE.define(
+    _1=_strings("verbs"),
+    _2=_strings("apiGroups"),
+    _3=_strings("resources"),
+    _4=_strings("resourceNames"),
+    _5=_strings("nonResourceURLs"),
+)
+AGGREGATION_RULE.define(_1=F("clusterRoleSelectors", LABEL_SELECTOR, repeated=True))
+BINDING.define(
+    _1=F("metadata", OBJECT_META),
+    _2=F("subjects", SUBJECT, repeated=True),
+    _3=F("roleRef", ROLE_REF),
+)
+SUBJECT.define(_1=F("kind", S), _2=F("apiGroup", S), _3=F("name", S), _4=F("namespace", S))
+ROLE_REF.define(_1=F("apiGroup", S), _2=F("kind", S), _3=F("name", S))
+
+# core/v1
+CONFIGMAP = Message("ConfigMap")
+SECRET = Message("Secret")
+NAMESPACE = Message("Namespace")
+NAMESPACE_SPEC = Message("NamespaceSpec")
+NAMESPACE_STATUS = Message("NamespaceStatus")
+NAMESPACE_CONDITION = Message("NamespaceCondition")
+SERVICE_ACCOUNT = Message("ServiceAccount")
+OBJECT_REFERENCE = Message("ObjectReference")
+LOCAL_OBJECT_REFERENCE = Message("LocalObjectReference")
+CORE_EVENT = Message("Event")
+EVENT_SOURCE = Message("EventSource")
+CORE_EVENT_SERIES = Message("EventSeries")
+CONFIGMAP.define(
+    _1=F("metadata", OBJECT_META),
+    _4=F("immutable", B, ptr=True),
+    _2=_map("data"),
+    _3=_map("binaryData", BY),
+)
+SECRET.define(
+    _1=F("metadata", OBJECT_META),
+    _5=F("immutable", B, ptr=True),
+    _2=_map("data", BY),
+    _4=_map("stringData"),
+    _3=F("type", S),
+)
+NAMESPACE.define(
+    _1=F("metadata", OBJECT_META), _2=F("spec", NAMESPACE_SPEC), _3=F("status", NAMESPACE_STATUS)
+)
+NAMESPACE_SPEC.define(_1=_strings("finalizers"))
+NAMESPACE_STATUS.define(_1=F("phase", S), _2=F("conditions", NAMESPACE_CONDITION, repeated=True))
+NAMESPACE_CONDITION.define(
+    _1=F("type", S),
+    _2=F("status", S),
+    _4=F("lastTransitionTime", TIME),
+    _5=F("reason", S),
+    _6=F("message", S),
+)
+SERVICE_ACCOUNT.define(
+    _1=F("metadata", OBJECT_META),
+    _2=F("secrets", OBJECT_REFERENCE, repeated=True),
+    _3=F("imagePullSecrets", LOCAL_OBJECT_REFERENCE, repeated=True),
+    _4=F("automountServiceAccountToken", B, ptr=True),
+)
+OBJECT_REFERENCE.define(
+    _1=F("kind", S),
+    _2=F("namespace", S),
+    _3=F("name", S),
+    _4=F("uid", S),
+    _5=F("apiVersion", S),
+    _6=F("resourceVersion", S),
+    _7=F("fieldPath", S),
+)
+LOCAL_OBJECT_REFERENCE.define(_1=F("name", S))
+CORE_EVENT.define(
+    _1=F("metadata", OBJECT_META),
+    _2=F("involvedObject", OBJECT_REFERENCE),
+    _3=F("reason", S),
+    _4=F("message", S),
+    _5=F("source", EVENT_SOURCE),
+    _6=F("firstTimestamp", TIME),
+    _7=F("lastTimestamp", TIME),
+    _8=F("count", INT),
+    _9=F("type", S),
+    _10=F("eventTime", MICRO),
+    _11=F("series", CORE_EVENT_SERIES, ptr=True),
+    _12=F("action", S),
+    _13=F("related", OBJECT_REFERENCE, ptr=True),
+    _14=F("reportingComponent", S),
+    _15=F("reportingInstance", S),
+)
+EVENT_SOURCE.define(_1=F("component", S), _2=F("host", S))
+CORE_EVENT_SERIES.define(_1=F("count", INT), _2=F("lastObservedTime", MICRO))
+
+# events.k8s.io/v1
+EVENT = Message("Event")
+EVENT.define(
+    _1=F("metadata", OBJECT_META),
+    _2=F("eventTime", MICRO),
+    _3=F("series", CORE_EVENT_SERIES, ptr=True),
+    _4=F("reportingController", S),
+    _5=F("reportingInstance", S),
+    _6=F("action", S),
+    _7=F("reason", S),
+    _8=F("regarding", OBJECT_REFERENCE),
+    _9=F("related", OBJECT_REFERENCE, ptr=True),
+    _10=F("note", S),
+    _11=F("type", S),
+    _12=F("deprecatedSource", EVENT_SOURCE),
+    _13=F("deprecatedFirstTimestamp", TIME),
+    _14=F("deprecatedLastTimestamp", TIME),
+    _15=F("deprecatedCount", INT),
+)
+
+#: (API group, kind) → message; DeleteOptions comes with any group's apiVersion.
+BY_KIND: dict[tuple[str, str], Message] = {
+    ("certificates.k8s.io", "CertificateSigningRequest"): CSR,
+    ("authorization.k8s.io", "SubjectAccessReview"): ACCESS_REVIEW,
+    ("authorization.k8s.io", "SelfSubjectAccessReview"): SELF_ACCESS_REVIEW,
+    ("authorization.k8s.io", "SelfSubjectRulesReview"): RULES_REVIEW,
+    ("authentication.k8s.io", "TokenRequest"): TOKEN_REQUEST,
+    ("authentication.k8s.io", "TokenReview"): TOKEN_REVIEW,
+    ("authentication.k8s.io", "SelfSubjectReview"): SELF_SUBJECT_REVIEW,
+    ("coordination.k8s.io", "Lease"): LEASE,
+    ("rbac.authorization.k8s.io", "ClusterRole"): CLUSTER_ROLE,
+    ("rbac.authorization.k8s.io", "Role"): ROLE,
+    ("rbac.authorization.k8s.io", "ClusterRoleBinding"): BINDING,
+    ("rbac.authorization.k8s.io", "RoleBinding"): BINDING,
+    ("", "ConfigMap"): CONFIGMAP,
+    ("", "Secret"): SECRET,
+    ("", "Namespace"): NAMESPACE,
+    ("", "ServiceAccount"): SERVICE_ACCOUNT,
+    ("", "Event"): CORE_EVENT,
+    ("events.k8s.io", "Event"): EVENT,
+}
