@@ -191,3 +191,15 @@ def test_get_follows_pages(hub: HubProcess, unique: str) -> None:
     assert names == [f"configmap/cm-{i}" for i in range(5)]
     shown = run(hub, "get", "configmaps", "-n", unique, "--chunk-size=2").stdout.splitlines()
     assert len(shown) == 6 and shown[0].split() == ["NAME", "DATA", "AGE"]
+
+
+def test_explain_and_server_side_field_validation(hub: HubProcess, unique: str) -> None:
+    explained = run(hub, "explain", "managedcluster.spec").stdout
+    assert "KIND:       ManagedCluster" in explained and "hubAcceptsClient" in explained
+    assert "leaseDurationSeconds" in explained
+    assert "selectorType" in run(hub, "explain", "managedclusterset.spec.clusterSelector").stdout
+    assert "KIND:       Namespace" in run(hub, "explain", "namespace").stdout
+    bogus = f"apiVersion: cluster.open-cluster-management.io/v1\nkind: ManagedCluster\nmetadata:\n  name: {unique}\nspec:\n  bogus: 1\n"
+    result = run(hub, "apply", "-f", "-", stdin=bogus, check=False)
+    assert result.returncode != 0
+    assert 'strict decoding error: unknown field "spec.bogus"' in result.stderr

@@ -120,6 +120,7 @@ def resources_for(crd: Obj) -> list[ResourceInfo]:
                 verbs=ALL_VERBS,
                 subresources=tuple(s for s in subs if s.name == STATUS),
                 columns=custom_resource_columns(version.get("additionalPrinterColumns") or ()),
+                openapi_schema=schema_doc,
             )
         )
     return out

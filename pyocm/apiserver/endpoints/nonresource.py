@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from pyocm.apiserver.endpoints import responses
+from pyocm.apiserver.endpoints import openapi, responses
 from pyocm.apiserver.endpoints.requestinfo import RequestInfo
 from pyocm.apiserver.state import ServerState
 from pyocm.kube import status
@@ -32,7 +32,21 @@ async def serve(request: web.Request, state: ServerState, info: RequestInfo) -> 
             else responses.json_response(_openapi_v2())
         )
     if path == "/openapi/v3":
-        return responses.json_response({"paths": {}})
+        return responses.json_response(openapi.index(state.catalog))
+    if path.startswith("/openapi/v3/"):
+        group, version = _group_version(path.removeprefix("/openapi/v3/"))
+        if not state.catalog.has_group_version(group, version):
+            raise status.path_not_found()
+        return responses.json_response(openapi.document(state.catalog, group, version))
+    raise status.path_not_found()
+
+
+def _group_version(rest: str) -> tuple[str, str]:
+    parts = rest.split("/")
+    if len(parts) == 2 and parts[0] == "api":
+        return "", parts[1]
+    if len(parts) == 3 and parts[0] == "apis":
+        return parts[1], parts[2]
     raise status.path_not_found()
 
 

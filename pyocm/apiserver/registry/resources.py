@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from pyocm.apiserver.registry.printing import Column
@@ -44,6 +45,8 @@ class ResourceInfo:
     virtual: bool = False
     #: What ``kubectl get`` shows (a server-side Table); empty: Name and Created At.
     columns: tuple[Column, ...] = field(default_factory=tuple)
+    #: A custom resource version's ``openAPIV3Schema`` (what OpenAPI v3 publishes).
+    openapi_schema: Mapping[str, object] | None = None
 
     @property
     def group_version(self) -> str:
