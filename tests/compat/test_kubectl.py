@@ -203,3 +203,18 @@ def test_explain_and_server_side_field_validation(hub: HubProcess, unique: str) 
     result = run(hub, "apply", "-f", "-", stdin=bogus, check=False)
     assert result.returncode != 0
     assert 'strict decoding error: unknown field "spec.bogus"' in result.stderr
+
+
+def test_apply_server_side(hub: HubProcess, unique: str) -> None:
+    manifest = f"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {unique}\ndata:\n  a: '1'\n"
+    assert "serverside-applied" in run(hub, "apply", "--server-side", "-f", "-", stdin=manifest).stdout
+    changed = manifest.replace("'1'", "'2'")
+    refused = run(hub, "apply", "--server-side", "--field-manager", "other", "-f", "-", stdin=changed, check=False)
+    assert refused.returncode != 0
+    assert 'Apply failed with 1 conflict: conflict with "kubectl" using v1: .data.a' in refused.stderr
+    run(hub, "apply", "--server-side", "--field-manager", "other", "--force-conflicts", "-f", "-", stdin=changed)
+    obj = json.loads(run(hub, "get", "configmap", unique, "-o", "json", "--show-managed-fields").stdout)
+    assert obj["data"] == {"a": "2"}
+    assert [e["manager"] for e in obj["metadata"]["managedFields"]] == ["other"]
+    cluster = f"apiVersion: cluster.open-cluster-management.io/v1\nkind: ManagedCluster\nmetadata:\n  name: {unique}\nspec:\n  hubAcceptsClient: true\n"
+    assert "serverside-applied" in run(hub, "apply", "--server-side", "-f", "-", stdin=cluster).stdout

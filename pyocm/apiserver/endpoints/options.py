@@ -205,3 +205,12 @@ def write_options(query: Mapping[str, str], body: Mapping[str, Any] | None = Non
     return WriteOptions(
         dry_run=bool(dry_run_values), field_validation=validation, field_manager=manager
     )
+
+
+def manager_name(given: str, user_agent: str | None) -> str:
+    """``fieldManager``, else the User-Agent's product (``kubectl/v1.33.0 (...)`` →
+    ``kubectl``), as kube-apiserver names managers that do not say who they are."""
+    if given:
+        return given
+    product = (user_agent or "").split("/", 1)[0].strip()
+    return product[:128] or "unknown"

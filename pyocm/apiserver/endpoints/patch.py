@@ -1,4 +1,5 @@
-"""PATCH with JSON merge patch, JSON patch, or strategic merge patch (built-in kinds).
+"""PATCH with JSON merge patch, JSON patch, strategic merge patch (built-in kinds), or a
+server-side apply (apply.py).
 
 The patch is applied to the current object inside the store's guaranteed update, so a
 concurrent writer makes it re-apply to the new state instead of failing, unless the
@@ -11,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
-from pyocm.apiserver.endpoints import body, negotiation, options, responses
+from pyocm.apiserver.endpoints import apply, body, negotiation, options, responses
 from pyocm.apiserver.state import ServerState
 from pyocm.kube import patches, smp, status
 
@@ -24,8 +25,16 @@ Obj = dict[str, Any]
 async def serve(request: web.Request, state: ServerState, target: Target) -> web.Response:
     content_type = negotiation.media_type(request.headers.get("Content-Type"))
     info = target.info
+    if content_type == negotiation.APPLY_PATCH:
+        return await apply.serve(request, state, target)
+    if "force" in request.query:
+        raise status.ApiError(
+            code=422,
+            reason="Invalid",
+            message="force: Forbidden: may not be specified for non-apply patch",
+        )
     schema = smp.schema_for(info.group_version, info.kind)
-    accepted = [negotiation.JSON_PATCH, negotiation.MERGE_PATCH]
+    accepted = [negotiation.JSON_PATCH, negotiation.MERGE_PATCH, negotiation.APPLY_PATCH]
     if schema is not None:
         accepted.append(negotiation.STRATEGIC_PATCH)
     if content_type not in accepted:
@@ -33,7 +42,11 @@ async def serve(request: web.Request, state: ServerState, target: Target) -> web
     raw = await negotiation.read_body(request)
     document = negotiation.decode_object(raw, negotiation.JSON)
     opts = options.write_options(request.query)
-    ctx = target.context(dry_run=opts.dry_run, field_validation=opts.field_validation)
+    ctx = target.context(
+        dry_run=opts.dry_run,
+        field_validation=opts.field_validation,
+        field_manager=options.manager_name(opts.field_manager, request.headers.get("User-Agent")),
+    )
 
     def mutate(current: Obj) -> Obj:
         patched = _apply(content_type, current, document, schema)

@@ -52,13 +52,22 @@ class Target:
         if scope and not scopes.in_scope(obj, scope):
             raise scopes.forbidden(self.info, self.user, self.request.verb, self.name)
 
-    def context(self, *, dry_run: bool = False, field_validation: str = "Ignore") -> Context:
+    def context(
+        self,
+        *,
+        dry_run: bool = False,
+        field_validation: str = "Ignore",
+        field_manager: str = "",
+        applied: bool = False,
+    ) -> Context:
         return Context(
             user=self.user,
             namespace=self.request.namespace if self.info.namespaced else "",
             subresource=self.request.subresource,
             dry_run=dry_run,
             field_validation=field_validation,
+            field_manager=field_manager,
+            applied=applied,
         )
 
 

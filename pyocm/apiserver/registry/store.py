@@ -26,7 +26,7 @@ from pyocm.apiserver.registry.resources import ResourceInfo
 from pyocm.apiserver.registry.strategy import Context, meta
 from pyocm.apiserver.storage import errors as storage_errors
 from pyocm.apiserver.storage.interface import Backend, KeyValue
-from pyocm.kube import names, objectmeta, status, timefmt
+from pyocm.kube import fieldsets, names, objectmeta, serversideapply, smp, status, timefmt
 from pyocm.kube.selectors import FieldSelector, LabelSelector
 
 Obj = dict[str, Any]
@@ -211,7 +211,8 @@ class Store:
         m = meta(obj)
         for field in _SERVER_SET:
             m.pop(field, None)
-        m.pop("managedFields", None)
+        if not ctx.applied:  # an apply brings the managedFields it computed
+            m.pop("managedFields", None)
         m["uid"] = str(uuid.uuid4())
         m["creationTimestamp"] = timefmt.now_rfc3339()
         if info.strategy.tracks_generation:
@@ -362,12 +363,14 @@ class Store:
     async def _update_once(self, info: ResourceInfo, kv: KeyValue, obj: Obj, ctx: Context) -> Obj:
         old = self.present(info, codec.decode(kv))
         name = str(meta(old)["name"])
-        self._carry_server_fields(obj, old)
+        self._carry_server_fields(obj, old, ctx)
         self._drop_unknown(info, obj, ctx)
         info.strategy.prepare_for_update(obj, old, ctx)
         self._bump_generation(info, obj, old)
         request = Request(Operation.UPDATE, info, ctx, ctx.namespace, name, obj, old)
         await self.admission.mutate(request)
+        if not ctx.applied:
+            self._track_fields(info, obj, old, ctx)
         errs = objectmeta.validate_object_meta_update(
             meta(obj), meta(old), builtin=info.strategy.builtin
         )
@@ -403,7 +406,7 @@ class Store:
             raise errors.translate(err, info, name) from None
         return self.present(info, codec.decode_at(new_kv.value, new_kv.mod_revision))
 
-    def _carry_server_fields(self, obj: Obj, old: Obj) -> None:
+    def _carry_server_fields(self, obj: Obj, old: Obj, ctx: Context) -> None:
         """Fields clients cannot set through an update keep their stored values."""
         m, old_m = meta(obj), meta(old)
         for field in (
@@ -425,9 +428,27 @@ class Store:
             else:
                 m.pop(field, None)
         m.pop("selfLink", None)
+        if ctx.applied:
+            return  # an apply brings the managedFields it computed
         m.pop("managedFields", None)
         if "managedFields" in old_m:
             m["managedFields"] = old_m["managedFields"]
+
+    @staticmethod
+    def _track_fields(info: ResourceInfo, obj: Obj, old: Obj, ctx: Context) -> None:
+        """An ordinary write: the fields it changed move to its manager (only on
+        objects someone has applied; see serversideapply.track_update)."""
+        if not meta(old).get("managedFields"):
+            return
+        serversideapply.track_update(
+            old,
+            obj,
+            manager=ctx.field_manager or "unknown",
+            structure=structure_of(info),
+            api_version=info.group_version,
+            now=timefmt.now_rfc3339(),
+            subresource=ctx.subresource,
+        )
 
     def _bump_generation(self, info: ResourceInfo, obj: Obj, old: Obj) -> None:
         if not info.strategy.tracks_generation:
@@ -535,3 +556,10 @@ class Store:
         return DeleteResult(
             self.present(info, codec.decode_at(new_kv.value, new_kv.mod_revision)), False
         )
+
+
+def structure_of(info: ResourceInfo) -> fieldsets.Structure:
+    """How server-side apply sees a kind's lists and maps."""
+    return fieldsets.structure_for(
+        smp.schema_for(info.group_version, info.kind), info.openapi_schema
+    )

@@ -57,6 +57,10 @@ class Context:
     subresource: str = ""
     dry_run: bool = False
     field_validation: str = "Ignore"
+    #: Who makes the change (``fieldManager``, else from the User-Agent), for managedFields.
+    field_manager: str = ""
+    #: A server-side apply: the object arrives with its managedFields already computed.
+    applied: bool = False
     warnings: list[str] = field(default_factory=list)
 
 
