@@ -78,3 +78,23 @@ async def test_a_new_crd_shows_up_with_a_new_hash(admin: Client, unique: str) ->
     _, doc = await admin.get(after["paths"][f"apis/{group}/v1"]["serverRelativeURL"])
     widget = doc["components"]["schemas"][f"com.example.{unique}.v1.Widget"]
     assert widget["properties"]["spec"]["properties"]["size"] == {"type": "integer"}
+
+
+async def test_openapi_v2_json_and_protobuf(admin: Client) -> None:
+    code, doc = await admin.get("/openapi/v2", headers={"Accept": "application/json"})
+    assert code == 200 and doc["swagger"] == "2.0"
+    cluster = doc["definitions"]["io.open-cluster-management.cluster.v1.ManagedCluster"]
+    assert cluster["properties"]["metadata"]["allOf"][0]["$ref"] == (
+        "#/definitions/io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"
+    )
+    assert "io.k8s.api.core.v1.ConfigMap" in doc["definitions"]
+    async with admin.session.get(
+        "/openapi/v2",
+        headers={"Accept": "application/com.github.proto-openapi.spec.v2@v1.0+protobuf"},
+        ssl=admin._ssl,
+    ) as resp:
+        assert resp.status == 200
+        assert resp.headers["Content-Type"].startswith(
+            "application/com.github.proto-openapi.spec.v2.v1.0+protobuf"
+        )
+        assert await resp.read() == b"", "an empty document: kubectl leaves validation to us"

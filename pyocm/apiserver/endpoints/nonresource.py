@@ -29,7 +29,7 @@ async def serve(request: web.Request, state: ServerState, info: RequestInfo) -> 
         return (
             web.Response(body=b"", content_type=OPENAPI_V2_PROTO)
             if _wants_proto(request)
-            else responses.json_response(_openapi_v2())
+            else responses.json_response(openapi.swagger(state.catalog))
         )
     if path == "/openapi/v3":
         return responses.json_response(openapi.index(state.catalog))
@@ -52,15 +52,6 @@ def _group_version(rest: str) -> tuple[str, str]:
 
 def _wants_proto(request: web.Request) -> bool:
     return "protobuf" in request.headers.get("Accept", "")
-
-
-def _openapi_v2() -> dict[str, object]:
-    return {
-        "swagger": "2.0",
-        "info": {"title": "pyocm", "version": "v0"},
-        "paths": {},
-        "definitions": {},
-    }
 
 
 def _health(state: ServerState, path: str, *, verbose: bool) -> web.Response:

@@ -1,5 +1,5 @@
-"""OpenAPI v3: what ``kubectl explain`` reads, and how kubectl learns that the server
-validates fields itself.
+"""OpenAPI v3 (and v2): what ``kubectl explain`` reads, and how kubectl learns that the
+server validates fields itself.
 
 ``/openapi/v3`` lists one document per served group-version; each document has a
 schema per kind, tagged with ``x-kubernetes-group-version-kind``: a custom resource's
@@ -180,3 +180,35 @@ def _item_path(info: ResourceInfo) -> str:
 
 def _hash(doc: Obj) -> str:
     return hashlib.sha512(orjson.dumps(doc, option=orjson.OPT_SORT_KEYS)).hexdigest()[:32].upper()
+
+
+def swagger(catalog: Catalog) -> Obj:
+    """``/openapi/v2`` in JSON: every kind's schema as a Swagger 2.0 definition.
+
+    (Clients asking for the protobuf form get an empty document instead, which kubectl
+    reads as "no schemas" and so leaves validation to the server.)"""
+    definitions: Obj = {}
+    for group in ["", *catalog.groups()]:
+        for version in catalog.versions(group):
+            schemas = document(catalog, group, version)["components"]["schemas"]
+            for name, schema in schemas.items():
+                definitions[name] = _v2_refs(schema)
+    return {
+        "swagger": "2.0",
+        "info": {"title": "pyocm", "version": "v2"},
+        "paths": {},
+        "definitions": definitions,
+    }
+
+
+def _v2_refs(node: Any) -> Any:
+    if isinstance(node, dict):
+        return {
+            key: value.replace("#/components/schemas/", "#/definitions/")
+            if key == "$ref" and isinstance(value, str)
+            else _v2_refs(value)
+            for key, value in node.items()
+        }
+    if isinstance(node, list):
+        return [_v2_refs(item) for item in node]
+    return node
