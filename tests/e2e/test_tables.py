@@ -130,3 +130,37 @@ async def test_a_watch_sends_one_row_tables(admin: Client, unique: str) -> None:
     (event,) = events
     assert event["type"] == "ADDED" and event["object"]["kind"] == "Table"
     assert [r["cells"][0] for r in event["object"]["rows"]] == [unique]
+
+
+METADATA_ONLY = (
+    "application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,"
+    "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json"
+)
+
+
+async def test_metadata_only_answers_for_the_metadata_client(admin: Client, unique: str) -> None:
+    """What client-go's metadata informers (the OCM hub's GC) ask for."""
+    code, _ = await admin.post(
+        "/api/v1/namespaces", {"metadata": {"name": unique, "labels": {"x": "y"}}}
+    )
+    assert code == 201
+    code, listed = await admin.get(
+        "/api/v1/namespaces",
+        headers={"Accept": METADATA_ONLY},
+        params={"fieldSelector": f"metadata.name={unique}"},
+    )
+    assert code == 200 and listed["kind"] == "PartialObjectMetadataList"
+    assert listed["apiVersion"] == "meta.k8s.io/v1" and listed["metadata"]["resourceVersion"]
+    (item,) = listed["items"]
+    assert item["kind"] == "PartialObjectMetadata" and item["metadata"]["labels"]["x"] == "y"
+    assert "spec" not in item and "status" not in item
+    single = METADATA_ONLY.replace("PartialObjectMetadataList", "PartialObjectMetadata")
+    code, one = await admin.get(f"/api/v1/namespaces/{unique}", headers={"Accept": single})
+    assert one["kind"] == "PartialObjectMetadata" and one["metadata"]["name"] == unique
+    events = await admin.watch_lines(
+        "/api/v1/namespaces",
+        params={"fieldSelector": f"metadata.name={unique}"},
+        limit=1,
+        headers={"Accept": single},
+    )
+    assert events[0]["object"]["kind"] == "PartialObjectMetadata"
