@@ -1,6 +1,6 @@
 """kubectl against a real hub: the everyday command set, run by kubectl 1.30 (JSON only)
-and by 1.32 and 1.33, which send protobuf bodies for certificate approve, auth can-i
-and create token."""
+and by 1.31 to 1.33 (1.32 and 1.33 send protobuf bodies for certificate approve, auth can-i
+and create token)."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from pyocm.pki import csr, keys
 from pyocm.testing import HubProcess
 
 pytestmark = pytest.mark.kubectl
-VERSIONS = ("1.30", "1.32", "1.33")
+VERSIONS = ("1.30", "1.31", "1.32", "1.33")
 _current = {"version": VERSIONS[0]}
 
 
