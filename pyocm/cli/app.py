@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from pyocm.cli import agent, bench, clusters, clustersets, controller, hub, token, unjoin, up
+from pyocm.cli import agent, bench, clusters, clustersets, controller, hub, sim, token, unjoin, up
 
 app = typer.Typer(
     name="pyocm",
@@ -20,6 +20,7 @@ app.command("join")(agent.join)
 app.command("unjoin")(unjoin.unjoin)
 app.command("accept")(clusters.accept)
 app.command("deny")(clusters.deny)
+app.command("sim")(sim.sim)
 
 app.add_typer(clustersets.app, name="clusterset")
 

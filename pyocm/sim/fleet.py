@@ -1,0 +1,182 @@
+"""Many simulated clusters joining and living against one hub.
+
+Each cluster is a :class:`RegistrationAgent` over a :class:`MemoryCluster`: it joins
+with the fleet's bootstrap token, asks for its certificate by CSR, and once accepted
+reports status and renews its lease on its own connection, exactly as a real agent.
+The fleet starts agents at a steady rate, can accept clusters as they ask (what a hub
+admin, or ``pyocm accept``, does), and can take clusters away and bring them back.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from pyocm.kube.status import ApiError
+from pyocm.pki.kubeconfig import build_kubeconfig
+from pyocm.registration import bootstraptoken
+from pyocm.registration.agent.agent import AgentOptions, RegistrationAgent
+from pyocm.registration.hub.accept import AcceptError, accept_cluster
+from pyocm.runtime import kinds
+from pyocm.runtime.client import Api, ApiConnectionError
+from pyocm.sim.memory import ClusterShape, MemoryCluster
+
+log = logging.getLogger(__name__)
+ACCEPT_WORKERS = 4
+
+
+@dataclass(frozen=True)
+class FleetOptions:
+    clusters: int
+    prefix: str = "sim-"
+    #: Agents started per second.
+    join_rate: float = 20.0
+    #: Accept each cluster as soon as its agent asks.
+    auto_accept: bool = False
+    #: leaseDurationSeconds set on each cluster when it is accepted (60: the default).
+    lease_seconds: int = 60
+    healthcheck_period: float = 60.0
+    #: Clusters per minute that go away for ``churn_downtime`` seconds, then come back.
+    churn: float = 0.0
+    churn_downtime: float = 30.0
+    shape: ClusterShape = field(default_factory=ClusterShape)
+
+    def __post_init__(self) -> None:
+        if self.clusters < 1:
+            raise ValueError("--clusters must be at least 1")
+        if self.join_rate <= 0:
+            raise ValueError("--join-rate must be positive")
+        if self.lease_seconds < 1:
+            raise ValueError("--lease-duration must be at least 1 second")
+        if self.churn < 0 or self.churn_downtime < 0:
+            raise ValueError("--churn and --churn-downtime must not be negative")
+
+
+@dataclass
+class Member:
+    name: str
+    cluster: MemoryCluster
+    state: str = "not started"
+    started: float = 0.0
+    available_after: float | None = None
+    task: asyncio.Task[Any] | None = None
+
+
+class Fleet:
+    """Run with :meth:`run` (until cancelled); read progress from :meth:`counts`."""
+
+    def __init__(
+        self,
+        admin: Api,
+        *,
+        server: str,
+        ca_pem: bytes | None,
+        options: FleetOptions,
+        on_change: Callable[[Member], None] | None = None,
+    ) -> None:
+        self.admin = admin
+        self.server = server
+        self.ca_pem = ca_pem
+        self.options = options
+        self.on_change = on_change
+        self.members = [
+            Member(f"{options.prefix}{i + 1}", MemoryCluster(shape=options.shape))
+            for i in range(options.clusters)
+        ]
+        self._to_accept: asyncio.Queue[Member] = asyncio.Queue()
+        self._bootstrap: dict[str, Any] = {}
+        self._returns: set[asyncio.TimerHandle] = set()
+
+    def counts(self) -> Counter[str]:
+        """How many clusters are in each state (the agent's words, without details)."""
+        return Counter(m.state.split(" (")[0].split(":")[0] for m in self.members)
+
+    def join_seconds(self) -> list[float]:
+        return sorted(m.available_after for m in self.members if m.available_after is not None)
+
+    async def run(self) -> None:
+        token = bootstraptoken.generate()
+        await self.admin.create(
+            kinds.SECRET, bootstraptoken.token_secret(token, now=datetime.now(UTC))
+        )
+        self._bootstrap = build_kubeconfig(server=self.server, ca_pem=self.ca_pem, token=str(token))
+        helpers = []
+        if self.options.auto_accept:
+            helpers += [asyncio.create_task(self._accept()) for _ in range(ACCEPT_WORKERS)]
+        if self.options.churn:
+            helpers.append(asyncio.create_task(self._churn()))
+        try:
+            for member in self.members:
+                self._start(member)
+                await asyncio.sleep(1 / self.options.join_rate)
+            await asyncio.Event().wait()
+        finally:
+            for handle in self._returns:
+                handle.cancel()
+            running = [m.task for m in self.members if m.task is not None] + helpers
+            for task in running:
+                task.cancel()
+            await asyncio.gather(*running, return_exceptions=True)
+
+    def _start(self, member: Member) -> None:
+        member.started = time.monotonic()
+        member.available_after = None
+        agent = RegistrationAgent(
+            bootstrap=self._bootstrap,
+            managed=member.cluster,
+            options=AgentOptions(
+                cluster_name=member.name,
+                healthcheck_period=self.options.healthcheck_period,
+                poll=1.0,
+            ),
+            on_state=lambda state: self._changed(member, state),
+        )
+        member.task = asyncio.create_task(agent.run(), name=f"agent {member.name}")
+
+    def _changed(self, member: Member, state: str) -> None:
+        member.state = state
+        if state.startswith("waiting for the hub admin") and self.options.auto_accept:
+            self._to_accept.put_nowait(member)
+        if state == "available" and member.available_after is None:
+            member.available_after = time.monotonic() - member.started
+        if self.on_change is not None:
+            self.on_change(member)
+
+    async def _accept(self) -> None:
+        while True:
+            member = await self._to_accept.get()
+            spec: dict[str, Any] = {"hubAcceptsClient": True}
+            if self.options.lease_seconds != 60:
+                spec["leaseDurationSeconds"] = self.options.lease_seconds
+            try:
+                await accept_cluster(self.admin, member.name, wait=True, timeout=30)
+                if len(spec) > 1:
+                    await self.admin.patch(kinds.MANAGED_CLUSTER, member.name, {"spec": spec})
+            except (AcceptError, ApiError, ApiConnectionError) as err:
+                log.warning("sim: accepting %s: %s", member.name, err)
+
+    async def _churn(self) -> None:
+        """Take a random running cluster away and bring it back after the downtime."""
+        interval = 60.0 / self.options.churn
+        while True:
+            await asyncio.sleep(interval)
+            running = [m for m in self.members if m.task is not None and not m.task.done()]
+            if not running:
+                continue
+            member = random.choice(running)
+            assert member.task is not None
+            member.task.cancel()
+            # gather, not suppress: a cancellation of the fleet itself must propagate.
+            await asyncio.gather(member.task, return_exceptions=True)
+            self._changed(member, "away (churn)")
+            handle = asyncio.get_running_loop().call_later(
+                self.options.churn_downtime, self._start, member
+            )
+            self._returns.add(handle)

@@ -1,0 +1,111 @@
+"""The fleet simulator against a whole hub: simulated clusters are real agents."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import signal
+from typing import Any
+
+import pytest
+
+from pyocm.api import conditions, wellknown
+from pyocm.runtime import kinds
+from pyocm.runtime.client import Api
+from pyocm.sim.fleet import Fleet, FleetOptions
+from pyocm.testing import HubProcess
+from tests.cli import Running
+from tests.support import eventually
+
+Obj = dict[str, Any]
+
+
+@pytest.fixture(scope="session")
+def hub(ocm_hub: HubProcess) -> HubProcess:
+    """These tests need the hub's controllers."""
+    return ocm_hub
+
+
+@contextlib.asynccontextmanager
+async def running(fleet: Fleet) -> Any:
+    task = asyncio.create_task(fleet.run())
+    try:
+        yield task
+    finally:
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+
+
+async def test_simulated_clusters_join_report_and_renew(
+    hub: HubProcess, api: Api, unique: str
+) -> None:
+    options = FleetOptions(
+        clusters=4,
+        prefix=f"{unique}-",
+        join_rate=50,
+        auto_accept=True,
+        lease_seconds=30,
+        healthcheck_period=5,
+    )
+    fleet = Fleet(api, server=hub.url, ca_pem=hub.ca_pem, options=options)
+    async with running(fleet):
+        await eventually(lambda: asyncio.sleep(0, fleet.counts().get("available") == 4), timeout=60)
+        for member in fleet.members:
+            cluster = await api.get(kinds.MANAGED_CLUSTER, member.name)
+            found = cluster["status"]["conditions"]
+            assert conditions.is_true(found, wellknown.CLUSTER_JOINED)
+            assert cluster["spec"]["leaseDurationSeconds"] == 30
+            assert cluster["status"]["version"] == {"kubernetes": "v1.30.0"}
+            assert cluster["status"]["capacity"]["cpu"] == "24", "3 nodes of 8 cpus"
+            claims = {c["name"]: c["value"] for c in cluster["status"]["clusterClaims"]}
+            assert claims["id.k8s.io"] == member.cluster.uid
+            lease = await api.get(kinds.LEASE, "managed-cluster-lease", namespace=member.name)
+            assert lease["spec"].get("renewTime")
+        assert len(fleet.join_seconds()) == 4
+
+
+async def test_churned_clusters_come_back_with_their_credential(
+    hub: HubProcess, api: Api, unique: str
+) -> None:
+    options = FleetOptions(
+        clusters=2,
+        prefix=f"{unique}-",
+        join_rate=50,
+        auto_accept=True,
+        healthcheck_period=5,
+        churn=120,  # one every half second
+        churn_downtime=0.5,
+    )
+    fleet = Fleet(api, server=hub.url, ca_pem=hub.ca_pem, options=options)
+    seen: list[str] = []
+    fleet.on_change = lambda member: seen.append(member.state)
+    async with running(fleet):
+        await eventually(lambda: asyncio.sleep(0, "away (churn)" in seen), timeout=60)
+        await eventually(lambda: asyncio.sleep(0, seen[-1] == "available"), timeout=60)
+    csrs = (await api.list(kinds.CSR, labels=f"{wellknown.CLUSTER_NAME_LABEL}={unique}-1"))["items"]
+    assert len(csrs) == 1, "a cluster coming back keeps its certificate: no new join"
+
+
+def test_the_sim_command_reports_its_fleet(hub: HubProcess, unique: str) -> None:
+    process = Running(
+        "sim",
+        "--clusters",
+        "3",
+        "--auto-accept",
+        "--prefix",
+        f"{unique}-",
+        "--kubeconfig",
+        str(hub.kubeconfig),
+    )
+    try:
+        process.wait_for(f"simulating 3 clusters against {hub.url}")
+        process.wait_for(r"all 3 clusters are available; start to available: n=3 p50=", timeout=90)
+    finally:
+        code = process.stop(signal.SIGINT)
+    assert code == 0, "\n".join(process.lines[-20:])
+
+
+def test_the_sim_command_refuses_bad_options(hub: HubProcess) -> None:
+    process = Running("sim", "--clusters", "0", "--kubeconfig", str(hub.kubeconfig))
+    process.wait_for("--clusters must be at least 1")
+    assert process.process.wait(timeout=30) == 2
