@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import typer
 
-from pyocm.bench import apiserver, registration
-from pyocm.cli.common import run
+from pyocm.bench import apiserver, fleet, registration
+from pyocm.cli.common import fail, run
 
 app = typer.Typer(help="Benchmarks that print figures (see BENCHMARKS.md).", no_args_is_help=True)
 
@@ -29,4 +29,36 @@ def bench_apiserver(
 ) -> None:
     """GET and durable PUT rates against a bare aiohttp TLS baseline, and watch fan-out."""
     for line in run(apiserver.run(seconds=seconds, workers=clients, watchers=watchers)):
+        typer.echo(line)
+
+
+@app.command("fleet")
+def bench_fleet(
+    scenario: str = typer.Option(
+        "steady", "--scenario", help="steady, burst or heartbeat-churn (see pyocm/bench/fleet.py)."
+    ),
+    clusters: int = typer.Option(200, "--clusters", min=1, help="Simulated clusters."),
+    duration: float = typer.Option(
+        60.0, "--duration", min=1, help="Seconds measured once every cluster is available."
+    ),
+    join_rate: float = typer.Option(
+        0.0, "--join-rate", min=0, help="Agents started per second (0: the scenario's)."
+    ),
+    lease_duration: int = typer.Option(
+        0, "--lease-duration", min=0, help="leaseDurationSeconds (0: the scenario's)."
+    ),
+) -> None:
+    """A hub process, a simulated fleet, and what it costs the hub."""
+    try:
+        chosen = fleet.Scenario.named(
+            scenario,
+            clusters=clusters,
+            duration=duration,
+            join_rate=join_rate or None,
+            lease_seconds=lease_duration or None,
+        )
+    except ValueError as err:
+        fail(str(err), code=2)
+    report = run(fleet.run(chosen, command=fleet.command_line()))
+    for line in report.lines:
         typer.echo(line)

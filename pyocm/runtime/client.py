@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import ssl
+import time
 from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
 from types import TracebackType
@@ -25,6 +26,7 @@ from lightkube.config import client_adapter
 from lightkube.config.kubeconfig import KubeConfig, SingleConfig
 
 from pyocm.kube.status import ApiError
+from pyocm.runtime import metrics
 from pyocm.runtime.kinds import Kind
 
 Obj = dict[str, Any]
@@ -291,6 +293,18 @@ class Api:
         return answer
 
     async def _send(self, request: httpx2.Request, *, stream: bool = False) -> httpx2.Response:
+        if not metrics.observing():
+            return await self._send_now(request, stream=stream)
+        started = time.perf_counter()
+        code = 0
+        try:
+            response = await self._send_now(request, stream=stream)
+            code = response.status_code
+            return response
+        finally:
+            metrics.observe(request.method, request.url.path, code, time.perf_counter() - started)
+
+    async def _send_now(self, request: httpx2.Request, *, stream: bool) -> httpx2.Response:
         try:
             return await self._http.send(request, stream=stream)
         except httpx2.ConnectError as err:

@@ -18,15 +18,45 @@ def bench(*args: str) -> list[str]:
 def test_apiserver_benchmark_prints_rates_and_fan_out() -> None:
     lines = bench("apiserver", "--seconds", "0.5", "--clients", "2", "--watchers", "20")
     assert len(lines) == 6
-    assert re.match(r"hub GET configmap \(2 clients\): [\d,]+ req/s, p50 [\d.]+ ms, p99 [\d.]+ ms", lines[0])
+    assert re.match(
+        r"hub GET configmap \(2 clients\): [\d,]+ req/s, p50 [\d.]+ ms, p99 [\d.]+ ms", lines[0]
+    )
     assert lines[1].startswith("hub PUT configmap, durable")
     assert lines[2].startswith("durable writes with group commit (8 clients)")
     assert re.match(r"watch fan-out to 20 watchers \(20 writes\): p50 \d+ ms, p99 \d+ ms", lines[3])
     assert lines[4].startswith("bare aiohttp TLS GET, baseline")
-    assert re.match(r"ratios to the bare server: GET [\d.]+ \(goal >= 0.5\), update [\d.]+", lines[5])
+    assert re.match(
+        r"ratios to the bare server: GET [\d.]+ \(goal >= 0.5\), update [\d.]+", lines[5]
+    )
 
 
 def test_registration_benchmark_prints_both_latencies() -> None:
     lines = bench("registration", "--clusters", "2")
     assert re.match(r"accept -> Available: n=2 p50=\d+ ms", lines[0])
     assert re.match(r"agent start -> Joined \(auto-approval\): n=2 p50=\d+ ms", lines[1])
+
+
+def test_fleet_benchmark_reports_the_hubs_costs() -> None:
+    lines = bench("fleet", "--scenario", "heartbeat-churn", "--clusters", "3", "--duration", "4")
+    report = {line[:35].strip(): line[35:] for line in lines}
+    assert (
+        report["command"]
+        == "pyocm bench fleet --scenario heartbeat-churn --clusters 3 --duration 4"
+    )
+    assert report["clusters"] == "3 (heartbeat-churn)"
+    assert re.match(r"n=3 p50=\d+ ms", report["start to available"])
+    assert re.match(r"[\d.]+ cores", report["hub CPU in the window"])
+    assert re.match(r"\d+ MiB", report["hub RSS"])
+    assert re.match(r"n=\d+ p50=\d+ ms", report["lease renewal (agent's view)"]), "leases every 2 s"
+    assert report["Available -> Unknown transitions"] == "0"
+    assert re.match(r"[\d.]+ \(\d+ in all\)", report["objects per cluster"])
+
+
+def test_fleet_benchmark_refuses_an_unknown_scenario() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "pyocm", "bench", "fleet", "--scenario", "nope"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 2 and "unknown scenario 'nope'" in done.stderr

@@ -1,0 +1,245 @@
+"""``pyocm bench fleet``: a hub process, a simulated fleet, and what it costs the hub.
+
+The hub runs as its own process (``pyocm hub``, default settings), so its CPU and
+memory are its own; the simulator runs here, each cluster a real agent. Scenarios:
+
+* ``steady``: N clusters joined, then a window of normal life (leases every
+  ``--lease-duration`` seconds, status every health-check period);
+* ``burst``: N clusters asking to join at once (``--join-rate`` very high);
+* ``heartbeat-churn``: leases compressed to ``--lease-duration`` seconds (2 by default),
+  to check that days of heartbeats do not grow the database.
+
+The report: hub CPU (cores, averaged over the window), hub RSS, lease renewal latency
+as the agents saw it, join times, Available→Unknown transitions that should not have
+happened, database size and growth, and objects stored per cluster.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shlex
+import sqlite3
+import statistics
+import sys
+import tempfile
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pyocm.api import conditions, wellknown
+from pyocm.runtime import kinds, metrics
+from pyocm.runtime.client import Api
+from pyocm.runtime.informer import Change, Informer
+from pyocm.sim.fleet import Fleet, FleetOptions
+from pyocm.testing import HubProcess
+
+SCENARIOS = ("steady", "burst", "heartbeat-churn")
+_TICKS = os.sysconf("SC_CLK_TCK")
+
+
+@dataclass(frozen=True)
+class Scenario:
+    name: str
+    clusters: int
+    duration: float
+    join_rate: float
+    lease_seconds: int
+    healthcheck_period: float
+
+    @classmethod
+    def named(
+        cls,
+        name: str,
+        *,
+        clusters: int,
+        duration: float,
+        join_rate: float | None,
+        lease_seconds: int | None,
+    ) -> Scenario:
+        if name not in SCENARIOS:
+            raise ValueError(f"unknown scenario {name!r}; use one of {', '.join(SCENARIOS)}")
+        defaults = {
+            "steady": (50.0, 60, 60.0),
+            "burst": (10_000.0, 60, 60.0),
+            "heartbeat-churn": (50.0, 2, 10.0),
+        }[name]
+        return cls(
+            name=name,
+            clusters=clusters,
+            duration=duration,
+            join_rate=join_rate or defaults[0],
+            lease_seconds=lease_seconds or defaults[1],
+            healthcheck_period=defaults[2],
+        )
+
+
+@dataclass
+class Report:
+    lines: list[str] = field(default_factory=list)
+
+    def add(self, label: str, value: str) -> None:
+        self.lines.append(f"{label:<34} {value}")
+
+
+class ProcessStats:
+    """CPU seconds and RSS of one process, from /proc."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
+
+    def cpu_seconds(self) -> float:
+        fields = Path(f"/proc/{self.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / _TICKS
+
+    def rss_mib(self) -> float:
+        for line in Path(f"/proc/{self.pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+        return 0.0
+
+
+class LeaseLatency:
+    """The agents' lease renewals (PUT of managed-cluster-lease), as they saw them."""
+
+    def __init__(self) -> None:
+        self.seconds: list[float] = []
+        self.failed = 0
+        self.recording = False
+
+    def __call__(self, method: str, path: str, status: int, seconds: float) -> None:
+        if (
+            not self.recording
+            or method != "PUT"
+            or not path.endswith("/leases/managed-cluster-lease")
+        ):
+            return
+        if status == 200:
+            self.seconds.append(seconds)
+        else:
+            self.failed += 1
+
+
+class UnknownWatch:
+    """Counts clusters whose Available condition turns Unknown."""
+
+    def __init__(self, api: Api) -> None:
+        self.informer = Informer(api, kinds.MANAGED_CLUSTER)
+        self.informer.add_handler(self._seen)
+        self.transitions = 0
+        self.counting = False
+
+    def _seen(self, change: Change) -> None:
+        def state(obj: object) -> str:
+            found = conditions.find(
+                ((obj or {}).get("status") or {}).get("conditions"),  # type: ignore[attr-defined]
+                wellknown.CLUSTER_AVAILABLE,
+            )
+            return str((found or {}).get("status") or "")
+
+        if self.counting and state(change.old) != "Unknown" and state(change.new) == "Unknown":
+            self.transitions += 1
+
+
+def percentiles(values: list[float]) -> str:
+    if not values:
+        return "n=0"
+    ordered = sorted(values)
+    p99 = ordered[min(len(ordered) - 1, round(0.99 * (len(ordered) - 1)))]
+    return (
+        f"n={len(ordered)} p50={statistics.median(ordered) * 1000:.0f} ms "
+        f"p99={p99 * 1000:.0f} ms max={ordered[-1] * 1000:.0f} ms"
+    )
+
+
+def database(data_dir: Path) -> tuple[float, Counter[str]]:
+    """The database's size in MiB (with its WAL) and its live objects by resource."""
+    files = [data_dir / "state.db", data_dir / "state.db-wal"]
+    size = sum(f.stat().st_size for f in files if f.exists()) / (1024 * 1024)
+    with sqlite3.connect(f"file:{data_dir / 'state.db'}?mode=ro", uri=True) as db:
+        keys = [row[0] for row in db.execute("SELECT key FROM kv")]
+    return size, Counter(key.split("/")[3] for key in keys if key.count("/") >= 4)
+
+
+async def run(scenario: Scenario, *, command: str) -> Report:
+    report = Report()
+    report.add("command", command)
+    with tempfile.TemporaryDirectory(prefix="pyocm-bench-fleet-") as root:
+        hub = HubProcess(Path(root) / "hub")
+        await asyncio.to_thread(hub.start)
+        try:
+            assert hub.proc is not None
+            await _measure(scenario, hub, ProcessStats(hub.proc.pid), report)
+        finally:
+            await asyncio.to_thread(hub.stop)
+    return report
+
+
+async def _measure(
+    scenario: Scenario, hub: HubProcess, stats: ProcessStats, report: Report
+) -> None:
+    latency = LeaseLatency()
+    metrics.add_observer(latency)
+    async with Api.from_kubeconfig(hub.kubeconfig) as admin:
+        options = FleetOptions(
+            clusters=scenario.clusters,
+            join_rate=scenario.join_rate,
+            auto_accept=True,
+            lease_seconds=scenario.lease_seconds,
+            healthcheck_period=scenario.healthcheck_period,
+        )
+        fleet = Fleet(admin, server=hub.url, ca_pem=hub.ca_pem, options=options)
+        unknown = UnknownWatch(admin)
+        watcher = asyncio.create_task(unknown.informer.run())
+        running = asyncio.create_task(fleet.run())
+        try:
+            cpu0, t0 = stats.cpu_seconds(), time.monotonic()
+            await _until_available(fleet, timeout=max(120.0, scenario.clusters / 5))
+            joined_in = time.monotonic() - t0
+            report.add("clusters", f"{scenario.clusters} ({scenario.name})")
+            report.add("all available after", f"{joined_in:.1f} s")
+            report.add("start to available", percentiles(fleet.join_seconds()))
+            report.add(
+                "hub CPU while joining",
+                f"{(stats.cpu_seconds() - cpu0) / joined_in:.2f} cores",
+            )
+            await asyncio.sleep(min(10.0, scenario.lease_seconds))  # let the joins settle
+            size0, _ = database(hub.data_dir)
+            latency.recording, unknown.counting = True, True
+            cpu1, t1 = stats.cpu_seconds(), time.monotonic()
+            await asyncio.sleep(scenario.duration)
+            window = time.monotonic() - t1
+            report.add("window", f"{window:.0f} s, lease every {scenario.lease_seconds} s")
+            report.add(
+                "hub CPU in the window", f"{(stats.cpu_seconds() - cpu1) / window:.2f} cores"
+            )
+            report.add("hub RSS", f"{stats.rss_mib():.0f} MiB")
+            report.add("lease renewal (agent's view)", percentiles(latency.seconds))
+            report.add("lease renewals failed", str(latency.failed))
+            report.add("Available -> Unknown transitions", str(unknown.transitions))
+            size1, objects = database(hub.data_dir)
+            report.add("database", f"{size1:.1f} MiB (grew {size1 - size0:+.1f} MiB in the window)")
+            total = sum(objects.values())
+            report.add("objects per cluster", f"{total / scenario.clusters:.1f} ({total} in all)")
+            top = ", ".join(f"{k} {v}" for k, v in objects.most_common(6))
+            report.add("largest kinds", top)
+        finally:
+            metrics.remove_observer(latency)
+            for task in (running, watcher):
+                task.cancel()
+            await asyncio.gather(running, watcher, return_exceptions=True)
+
+
+async def _until_available(fleet: Fleet, *, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while fleet.counts().get("available", 0) < len(fleet.members):
+        if time.monotonic() > deadline:
+            raise TimeoutError(
+                f"not every cluster became available in {timeout:.0f} s: {dict(fleet.counts())}"
+            )
+        await asyncio.sleep(0.2)
+
+
+def command_line() -> str:
+    return " ".join(shlex.quote(a) for a in ["pyocm", *sys.argv[1:]])
