@@ -7,7 +7,9 @@ memory are its own; the simulator runs here, each cluster a real agent. Scenario
   ``--lease-duration`` seconds, status every health-check period);
 * ``burst``: N clusters asking to join at once (``--join-rate`` very high);
 * ``heartbeat-churn``: leases compressed to ``--lease-duration`` seconds (2 by default),
-  to check that days of heartbeats do not grow the database.
+  to check that days of heartbeats do not grow the database;
+* ``rotation-storm``: the hub signs 10-minute certificates and every cluster joins at
+  once, so all of them renew together about 8 minutes later (use ``--duration 600``).
 
 The report: hub CPU (cores, averaged over the window), hub RSS, lease renewal latency
 as the agents saw it, join times, Available→Unknown transitions that should not have
@@ -35,7 +37,10 @@ from pyocm.runtime.informer import Change, Informer
 from pyocm.sim.fleet import Fleet, FleetOptions
 from pyocm.testing import HubProcess
 
-SCENARIOS = ("steady", "burst", "heartbeat-churn")
+SCENARIOS = ("steady", "burst", "heartbeat-churn", "rotation-storm")
+#: The shortest certificate the hub signs; agents rotate at 75-80 % of its life, so
+#: every certificate issued in the join burst is renewed about 8 minutes later.
+ROTATION_SIGNING = "10m"
 _TICKS = os.sysconf("SC_CLK_TCK")
 
 
@@ -64,6 +69,7 @@ class Scenario:
             "steady": (50.0, 60, 60.0),
             "burst": (10_000.0, 60, 60.0),
             "heartbeat-churn": (50.0, 2, 10.0),
+            "rotation-storm": (10_000.0, 60, 60.0),
         }[name]
         return cls(
             name=name,
@@ -166,7 +172,12 @@ async def run(scenario: Scenario, *, command: str) -> Report:
     report = Report()
     report.add("command", command)
     with tempfile.TemporaryDirectory(prefix="pyocm-bench-fleet-") as root:
-        hub = HubProcess(Path(root) / "hub")
+        extra = (
+            ["--cluster-signing-duration", ROTATION_SIGNING]
+            if scenario.name == "rotation-storm"
+            else []
+        )
+        hub = HubProcess(Path(root) / "hub", extra_args=extra)
         await asyncio.to_thread(hub.start)
         try:
             assert hub.proc is not None
@@ -218,6 +229,8 @@ async def _measure(
             report.add("lease renewal (agent's view)", percentiles(latency.seconds))
             report.add("lease renewals failed", str(latency.failed))
             report.add("Available -> Unknown transitions", str(unknown.transitions))
+            if scenario.name == "rotation-storm":
+                report.add("certificates rotated", await _rotations(admin, fleet))
             size1, objects = database(hub.data_dir)
             report.add("database", f"{size1:.1f} MiB (grew {size1 - size0:+.1f} MiB in the window)")
             total = sum(objects.values())
@@ -229,6 +242,20 @@ async def _measure(
             for task in (running, watcher):
                 task.cancel()
             await asyncio.gather(running, watcher, return_exceptions=True)
+
+
+async def _rotations(admin: Api, fleet: Fleet) -> str:
+    """How many clusters renewed their certificate, and over how long."""
+    listed = await admin.list_all(kinds.CSR)
+    per_cluster: dict[str, list[str]] = {}
+    for csr in listed.get("items") or []:
+        cluster = (csr["metadata"].get("labels") or {}).get(wellknown.CLUSTER_NAME_LABEL)
+        if cluster:
+            per_cluster.setdefault(cluster, []).append(csr["metadata"]["creationTimestamp"])
+    renewals = sorted(max(times) for times in per_cluster.values() if len(times) > 1)
+    if not renewals:
+        return f"0 of {len(fleet.members)} (make --duration longer: rotation comes ~8 min after joining)"
+    return f"{len(renewals)} of {len(fleet.members)}, from {renewals[0]} to {renewals[-1]}"
 
 
 async def _until_available(fleet: Fleet, *, timeout: float) -> None:

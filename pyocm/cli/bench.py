@@ -35,7 +35,9 @@ def bench_apiserver(
 @app.command("fleet")
 def bench_fleet(
     scenario: str = typer.Option(
-        "steady", "--scenario", help="steady, burst or heartbeat-churn (see pyocm/bench/fleet.py)."
+        "steady",
+        "--scenario",
+        help="steady, burst, heartbeat-churn or rotation-storm (see pyocm/bench/fleet.py).",
     ),
     clusters: int = typer.Option(200, "--clusters", min=1, help="Simulated clusters."),
     duration: float = typer.Option(

@@ -1,5 +1,5 @@
-"""Accepting a cluster as ``clusteradm accept`` does: approve its agent's join CSRs (after
-the hub's own subject checks), then set ``hubAcceptsClient``."""
+"""Accepting a cluster as ``clusteradm accept`` does: set ``hubAcceptsClient`` and approve
+its agent's join CSRs (after the hub's own subject checks)."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ class AcceptError(RuntimeError):
 async def accept_cluster(
     api: Api, name: str, *, wait: bool = False, timeout: float = 60.0
 ) -> list[str]:
-    """Approve ``name``'s valid pending CSRs and set ``hubAcceptsClient``; return the CSRs approved."""
+    """Set ``hubAcceptsClient`` and approve ``name``'s valid pending CSRs; return those approved."""
     deadline = asyncio.get_running_loop().time() + timeout
     while True:
         requests = await _join_csrs(api, name)
@@ -41,6 +41,10 @@ async def accept_cluster(
         if asyncio.get_running_loop().time() > deadline:
             raise AcceptError(f"cluster {name} did not ask to join within {timeout:.0f}s")
         await asyncio.sleep(0.2)
+    # Accept first: the hub then grants the agent's RBAC while its certificate is being
+    # issued, so the agent's first requests with it are not refused.
+    await _wait_for_cluster(api, name, deadline)
+    await api.patch(kinds.MANAGED_CLUSTER, name, {"spec": {"hubAcceptsClient": True}})
     approved = []
     for csr in pending:
         csr.setdefault("status", {})["conditions"] = [
@@ -54,8 +58,6 @@ async def accept_cluster(
         ]
         await api.update(kinds.CSR, csr, subresource="approval")
         approved.append(csr["metadata"]["name"])
-    await _wait_for_cluster(api, name, deadline)
-    await api.patch(kinds.MANAGED_CLUSTER, name, {"spec": {"hubAcceptsClient": True}})
     return approved
 
 
