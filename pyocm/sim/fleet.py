@@ -29,7 +29,7 @@ from pyocm.runtime.client import Api, ApiConnectionError
 from pyocm.sim.memory import ClusterShape, MemoryCluster
 
 log = logging.getLogger(__name__)
-ACCEPT_WORKERS = 4
+ACCEPT_WORKERS = 16
 
 
 @dataclass(frozen=True)

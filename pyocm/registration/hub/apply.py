@@ -12,6 +12,7 @@ import copy
 from typing import Any
 
 from pyocm.kube.status import ApiError
+from pyocm.runtime.cache import Store, key_of
 from pyocm.runtime.client import Api
 from pyocm.runtime.kinds import Kind
 
@@ -19,8 +20,16 @@ Obj = dict[str, Any]
 _META_MAPS = ("labels", "annotations")
 
 
-async def apply(api: Api, kind: Kind, desired: Obj) -> Obj:
-    """Create ``desired`` or update the existing object to match it; return what is stored."""
+async def apply(api: Api, kind: Kind, desired: Obj, *, cache: Store | None = None) -> Obj:
+    """Create ``desired`` or update the existing object to match it; return what is stored.
+
+    With ``cache`` (an informer's store holding such objects), an object already as
+    desired costs no request at all: controllers reconcile far more often than anything
+    changes. A stale cache only costs the read that would have been made anyway."""
+    if cache is not None:
+        found = await _from_cache(api, kind, desired, cache)
+        if found is not None:
+            return found
     meta = desired["metadata"]
     try:
         existing = await api.get(kind, meta["name"], namespace=meta.get("namespace"))
@@ -37,6 +46,26 @@ async def apply(api: Api, kind: Kind, desired: Obj) -> Obj:
     if merged == existing:
         return existing
     return await api.update(kind, merged)
+
+
+async def _from_cache(api: Api, kind: Kind, desired: Obj, cache: Store) -> Obj | None:
+    """The stored object if the cache settles it; None to fall back to reading it."""
+    cached = cache.get(key_of(desired))
+    if cached is None:
+        # Not seen yet, or created a moment ago and not yet back through the watch:
+        # reading is cheaper than a create that would be refused.
+        return None
+    try:
+        if "roleRef" in desired and cached.get("roleRef") != desired["roleRef"]:
+            return None
+        merged = merge(cached, desired)
+        if merged == cached:
+            return cached
+        return await api.update(kind, merged)
+    except ApiError as err:
+        if err.code == 409:  # the cache was behind: read and decide again
+            return None
+        raise
 
 
 def merge(existing: Obj, desired: Obj) -> Obj:

@@ -20,6 +20,7 @@ from pyocm.kube.status import ApiError
 from pyocm.registration.hub import rbac
 from pyocm.registration.hub.apply import apply, delete_if_present
 from pyocm.runtime import kinds
+from pyocm.runtime.cache import Store
 from pyocm.runtime.client import Api
 from pyocm.runtime.clock import Clock
 from pyocm.runtime.controller import Result
@@ -42,9 +43,12 @@ class ManagedClusterController:
         recorder: Recorder,
         labels: Mapping[str, str] = {},
         auto_accept: bool = False,
+        caches: Mapping[str, Store] = {},
     ) -> None:
         self.api = api
         self.clusters = clusters
+        #: Informer stores by kind name (Namespace, ClusterRole, ...), read before writing.
+        self.caches = dict(caches)
         self.clock = clock
         self.recorder = recorder
         self.labels = dict(labels)
@@ -83,17 +87,15 @@ class ManagedClusterController:
     async def _accept(self, cluster: Obj) -> None:
         name = cluster["metadata"]["name"]
         try:
-            await apply(
-                self.api,
-                kinds.NAMESPACE,
-                {"metadata": {"name": name, "labels": self._labels(name)}},
+            await self._apply(
+                kinds.NAMESPACE, {"metadata": {"name": name, "labels": self._labels(name)}}
             )
             cluster = await add_finalizer(
                 self.api, kinds.MANAGED_CLUSTER, cluster, wellknown.API_RESOURCE_CLEANUP_FINALIZER
             )
             await self._apply_cluster_role(name, accepted=True)
-            await apply(self.api, kinds.ROLE_BINDING, self._registration_binding(name))
-            await apply(self.api, kinds.ROLE_BINDING, self._work_binding(name))
+            await self._apply(kinds.ROLE_BINDING, self._registration_binding(name))
+            await self._apply(kinds.ROLE_BINDING, self._work_binding(name))
         except ApiError as err:
             if err.code == 409:
                 raise
@@ -152,16 +154,15 @@ class ManagedClusterController:
 
     async def _apply_cluster_role(self, name: str, *, accepted: bool) -> None:
         """The per-cluster ClusterRole (full rights, or read-only on itself) and its binding."""
-        await apply(
-            self.api,
-            kinds.CLUSTER_ROLE,
-            rbac.cluster_role(name, accepted=accepted, labels=self.labels),
+        await self._apply(
+            kinds.CLUSTER_ROLE, rbac.cluster_role(name, accepted=accepted, labels=self.labels)
         )
-        await apply(
-            self.api,
-            kinds.CLUSTER_ROLE_BINDING,
-            rbac.cluster_role_binding(name, labels=self.labels),
+        await self._apply(
+            kinds.CLUSTER_ROLE_BINDING, rbac.cluster_role_binding(name, labels=self.labels)
         )
+
+    async def _apply(self, kind: kinds.Kind, desired: Obj) -> Obj:
+        return await apply(self.api, kind, desired, cache=self.caches.get(kind.kind))
 
     async def _remove_bindings(self, name: str) -> None:
         for binding in (rbac.registration_binding_name(name), rbac.work_binding_name(name)):

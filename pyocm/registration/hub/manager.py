@@ -98,6 +98,7 @@ def build_hub_manager(
     roles = manager.informer(kinds.CLUSTER_ROLE, labels=labelled)
     role_bindings = manager.informer(kinds.CLUSTER_ROLE_BINDING, labels=labelled)
     namespaced_bindings = manager.informer(kinds.ROLE_BINDING, labels=labelled)
+    cluster_namespaces = manager.informer(kinds.NAMESPACE, labels=labelled)
 
     accept = ManagedClusterController(
         api,
@@ -106,6 +107,10 @@ def build_hub_manager(
         recorder=recorder,
         labels=options.labels,
         auto_accept=options.gate("ManagedClusterAutoApproval"),
+        caches={
+            informer.kind.kind: informer.store
+            for informer in (cluster_namespaces, roles, role_bindings, namespaced_bindings)
+        },
     )
     controller = manager.controller("managedcluster", accept.reconcile)
     # Agents report status every health-check period; acceptance depends on spec and
