@@ -278,9 +278,8 @@ def describe(path: Path) -> str:
             out.append("." + element[2:])
         elif element.startswith("k:"):
             keys = orjson.loads(element[2:])
-            out.append(
-                "[" + ",".join(f"{k}={v!r}".replace("'", '"') for k, v in keys.items()) + "]"
-            )
+            pairs = (f"{k}={orjson.dumps(v).decode()}" for k, v in keys.items())
+            out.append("[" + ",".join(pairs) + "]")
         elif element.startswith("v:"):
             out.append(f"[={element[2:]}]")
     return "".join(out)
