@@ -69,3 +69,30 @@ async def test_timeout_seconds_ends_the_stream(admin: Client) -> None:
 async def test_future_revision_is_refused(admin: Client) -> None:
     code, status = await admin.get(CM, params={"watch": "true", "resourceVersion": "999999999"})
     assert code == 504 and status["details"]["causes"][0]["reason"] == "ResourceVersionTooLarge"
+
+
+async def test_a_watch_by_name_sees_that_object_only(admin: Client, unique: str) -> None:
+    """Watches pinned to one name listen to its key alone; names sharing a prefix
+    (c1, c10) must still not leak into each other's watch or list."""
+    path = "/api/v1/namespaces/default/configmaps"
+    names = [f"{unique}-c1", f"{unique}-c10", f"{unique}-c1x"]
+    code, listed = await admin.get(path, params={"fieldSelector": f"metadata.name={names[0]}"})
+    assert code == 200 and listed["items"] == []
+    start = listed["metadata"]["resourceVersion"]
+    for name in names:
+        code, _ = await admin.post(path, {"metadata": {"name": name}})
+        assert code == 201
+    code, _ = await admin.delete(f"{path}/{names[1]}")
+    code, _ = await admin.delete(f"{path}/{names[0]}")
+    events = await admin.watch_lines(
+        path,
+        params={"fieldSelector": f"metadata.name={names[0]}", "resourceVersion": start},
+        limit=3,
+        timeout=3,
+    )
+    assert [(e["type"], e["object"]["metadata"]["name"]) for e in events] == [
+        ("ADDED", names[0]),
+        ("DELETED", names[0]),
+    ]
+    code, listed = await admin.get(path, params={"fieldSelector": f"metadata.name={names[2]}"})
+    assert [i["metadata"]["name"] for i in listed["items"]] == [names[2]]

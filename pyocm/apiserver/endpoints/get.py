@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 from aiohttp import web
 
 from pyocm.apiserver.endpoints import options, pagination, responses
+from pyocm.apiserver.registry.store import pinned_name
 from pyocm.apiserver.state import ServerState
 from pyocm.kube import status
 
@@ -40,6 +41,7 @@ async def serve_list(request: web.Request, state: ServerState, target: Target) -
             revision=revision,
             after=page.after,
             limit=page.limit,
+            name=pinned_name(target.info, target.namespace, query.fields),
         )
     except status.ApiError as err:
         if page.revision and err.code == 410:

@@ -101,7 +101,13 @@ class Store:
         fields: FieldSelector | None = None,
     ) -> tuple[int, list[Obj]]:
         """Every matching object, sorted by key, and the current revision."""
-        page = await self.list_page(info, namespace=namespace, labels=labels, fields=fields)
+        page = await self.list_page(
+            info,
+            namespace=namespace,
+            labels=labels,
+            fields=fields,
+            name=pinned_name(info, namespace, fields),
+        )
         return page.revision, page.items
 
     async def list_page(
@@ -114,16 +120,22 @@ class Store:
         revision: int = 0,
         after: str = "",
         limit: int = 0,
+        name: str = "",
     ) -> ListPage:
         """Up to ``limit`` (0: all) matching objects whose key comes after ``after``
         (relative to the resource's storage prefix), as of ``revision`` (0: now).
 
         Only the objects returned are decoded past the selector, so paging through a
         large list costs each page its own items, not the whole list again."""
+        # A selector pinning metadata.name reads one key, not the whole resource.
+        exact = info.key(namespace=namespace, name=name) if name else ""
+        prefix = exact or info.key_prefix(namespace)
         try:
-            revision, kvs = await self.backend.list(info.key_prefix(namespace), revision=revision)
+            revision, kvs = await self.backend.list(prefix, revision=revision)
         except storage_errors.StorageError as err:
             raise errors.translate(err, info, "") from None
+        if exact:
+            kvs = [kv for kv in kvs if kv.key == exact]
         base = info.key_prefix()
         start = bisect.bisect_right(kvs, base + after, key=lambda kv: kv.key) if after else 0
         items: list[Obj] = []
@@ -563,3 +575,11 @@ def structure_of(info: ResourceInfo) -> fieldsets.Structure:
     return fieldsets.structure_for(
         smp.schema_for(info.group_version, info.kind), info.openapi_schema
     )
+
+
+def pinned_name(info: ResourceInfo, namespace: str, fields: FieldSelector | None) -> str:
+    """The one object name a field selector allows, when that names a single key (a
+    namespaced resource needs its namespace too); else ""."""
+    if fields is None or (info.namespaced and not namespace):
+        return ""
+    return fields.pinned_value("metadata.name") or ""

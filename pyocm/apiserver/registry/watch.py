@@ -18,7 +18,7 @@ from typing import Any
 
 from pyocm.apiserver.registry import codec, errors
 from pyocm.apiserver.registry.resources import ResourceInfo
-from pyocm.apiserver.registry.store import Store
+from pyocm.apiserver.registry.store import Store, pinned_name
 from pyocm.apiserver.storage import errors as storage_errors
 from pyocm.apiserver.storage.interface import Event, EventType
 from pyocm.kube import status
@@ -91,10 +91,16 @@ async def stream(store: Store, request: WatchRequest, *, after: int) -> AsyncIte
         if request.send_initial_events:
             yield WatchEvent("BOOKMARK", bookmark(info, revision, initial_end=True))
         after = revision
+    # A watch of one object by name listens to its key only, so a write to any other
+    # object of the resource never wakes it (kube's watch cache indexes such watchers too).
+    name = pinned_name(info, request.namespace, request.fields)
+    prefix = (
+        info.key(namespace=request.namespace, name=name)
+        if name
+        else info.key_prefix(request.namespace)
+    )
     try:
-        async for event in store.backend.watch(
-            info.key_prefix(request.namespace), after_revision=after
-        ):
+        async for event in store.backend.watch(prefix, after_revision=after):
             converted = _convert(store, request, event)
             if converted is not None:
                 yield converted

@@ -112,7 +112,9 @@ def build_hub_manager(
             for informer in (cluster_namespaces, roles, role_bindings, namespaced_bindings)
         },
     )
-    controller = manager.controller("managedcluster", accept.reconcile)
+    # Several workers: a burst of joins waits on API round trips, not on one another
+    # (the queue never hands the same cluster to two workers at once).
+    controller = manager.controller("managedcluster", accept.reconcile, workers=4)
     # Agents report status every health-check period; acceptance depends on spec and
     # metadata only (what it writes elsewhere is watched through the RBAC informers).
     controller.watch(clusters, predicate=_beyond_status)
