@@ -92,3 +92,17 @@ async def until_signal(work: Coroutine[Any, Any, object]) -> None:
         await asyncio.gather(waiter, return_exceptions=True)
     if task.done() and not task.cancelled():
         task.result()
+
+
+def raise_open_file_limit() -> None:
+    """Lift the soft limit on open files to the hard one, as Go programs do at start.
+
+    A hub keeps a connection per agent (and a simulator one per simulated cluster), so
+    the usual soft limit of 1,024 would cap a fleet long before anything else does."""
+    try:
+        import resource
+    except ImportError:  # pragma: no cover - not on POSIX
+        return
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard != resource.RLIM_INFINITY and soft < hard:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))

@@ -14,6 +14,7 @@ from pyocm.cli.common import (
     connect,
     fail,
     kubeconfig_path,
+    raise_open_file_limit,
     run,
     setup_logging,
     until_signal,
@@ -48,6 +49,7 @@ def sim(
 ) -> None:
     """Run CLUSTERS simulated managed clusters, each a real agent, until Ctrl-C."""
     setup_logging(log_level)
+    raise_open_file_limit()
     try:
         options = FleetOptions(
             clusters=clusters,
