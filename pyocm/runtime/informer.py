@@ -62,8 +62,12 @@ class Informer:
         resync: float | None = None,
         clock: Clock | None = None,
         watch_timeout: int = 300,
+        quiet_failures: int = 2,
     ) -> None:
         self.api = api
+        #: Consecutive failures logged at INFO before they become warnings (an agent
+        #: whose access the hub is still granting expects a few more than most).
+        self.quiet_failures = quiet_failures
         self.kind = kind
         self.namespace = namespace
         self.labels = labels
@@ -102,15 +106,22 @@ class Informer:
                 except ApiError as err:
                     if err.code != 410:
                         failures += 1
-                        log.log(_level(failures), "%s: %s; listing again", self.kind, err.message)
+                        log.log(
+                            self._level(failures), "%s: %s; listing again", self.kind, err.message
+                        )
                 except ApiConnectionError as err:
                     failures += 1
-                    log.log(_level(failures), "%s: %s", self.kind, err)
+                    log.log(self._level(failures), "%s: %s", self.kind, err)
                 if failures:
                     await self._clock.sleep(min(0.2 * 2 ** (failures - 1), MAX_BACKOFF))
         finally:
             if resync is not None:
                 resync.cancel()
+
+    def _level(self, failures: int) -> int:
+        """A failure or two is routine (RBAC granted a moment later, a server
+        restarting); more is news."""
+        return logging.WARNING if failures > self.quiet_failures else logging.INFO
 
     async def _list(self) -> None:
         listed = await self.api.list_all(
@@ -164,11 +175,6 @@ class Informer:
             for obj in self.store.objects():
                 for handler in self._handlers:
                     handler(Change(obj, obj))
-
-
-def _level(failures: int) -> int:
-    """A failure or two is routine (RBAC granted a moment later, a server restarting); more is news."""
-    return logging.WARNING if failures >= 3 else logging.INFO
 
 
 def _version(obj: Obj) -> str | None:

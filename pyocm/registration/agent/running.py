@@ -62,8 +62,13 @@ class Session:
         )
         async with Api.from_config(kubeconfig) as api:
             self.api = api
+            # Right after joining, the hub may still be granting this agent's access:
+            # refusals for the first ~20 s of backoff are expected, not warnings.
             informer = Informer(
-                api, kinds.MANAGED_CLUSTER, fields=f"metadata.name={self.subject.cluster}"
+                api,
+                kinds.MANAGED_CLUSTER,
+                fields=f"metadata.name={self.subject.cluster}",
+                quiet_failures=8,
             )
             informer.add_handler(lambda change: self._seen(change.new))
             jobs: list[Coroutine[Any, Any, None]] = [
