@@ -68,3 +68,16 @@ async def test_bad_protobuf_bodies_get_clear_errors(admin: Client, unique: str) 
     )
     assert code == 415 and err["reason"] == "UnsupportedMediaType"
     assert "apps/v1 Deployment" in err["message"]
+
+
+async def test_a_node_registers_with_protobuf(admin: Client, unique: str) -> None:
+    node = body(
+        "v1",
+        "Node",
+        meta(unique),
+        m(2, s(3, f"sim://{unique}")),
+        m(3, entry(1, "cpu", m(2, s(1, "4"))), m(7, s(7, "v1.33.0"))),
+    )
+    code, made = await admin.request("POST", "/api/v1/nodes", raw=node, content_type=PROTOBUF)
+    assert code == 201, made
+    assert made["spec"] == {"providerID": f"sim://{unique}"}

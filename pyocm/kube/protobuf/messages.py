@@ -1,8 +1,10 @@
 """Field tables of the Kubernetes messages clients send as protobuf bodies.
 
 Numbers, JSON names and Go pointer-ness as in ``k8s.io/api`` (client-go 1.35); see the
-table in ../shared/reference/kube-api-surface.md, Appendix B. Each message is named
-first and filled after, so tables can refer to one another in any order.
+table in ../shared/reference/kube-api-surface.md, Appendix B (Node's messages were read
+from ``k8s.io/api/core/v1/generated.proto``; fields newer than these tables are skipped,
+as protobuf does). Each message is named first and filled after, so tables can refer to
+one another in any order.
 """
 
 from __future__ import annotations
@@ -299,6 +301,84 @@ CORE_EVENT.define(
 EVENT_SOURCE.define(_1=F("component", S), _2=F("host", S))
 CORE_EVENT_SERIES.define(_1=F("count", INT), _2=F("lastObservedTime", MICRO))
 
+NODE = Message("Node")
+NODE_SPEC = Message("NodeSpec")
+NODE_STATUS = Message("NodeStatus")
+TAINT = Message("Taint")
+NODE_CONFIG_SOURCE = Message("NodeConfigSource")
+CONFIGMAP_NODE_CONFIG_SOURCE = Message("ConfigMapNodeConfigSource")
+NODE_CONFIG_STATUS = Message("NodeConfigStatus")
+NODE_CONDITION = Message("NodeCondition")
+NODE_ADDRESS = Message("NodeAddress")
+NODE_DAEMON_ENDPOINTS = Message("NodeDaemonEndpoints")
+DAEMON_ENDPOINT = Message("DaemonEndpoint")
+NODE_SYSTEM_INFO = Message("NodeSystemInfo")
+CONTAINER_IMAGE = Message("ContainerImage")
+ATTACHED_VOLUME = Message("AttachedVolume")
+NODE.define(_1=F("metadata", OBJECT_META), _2=F("spec", NODE_SPEC), _3=F("status", NODE_STATUS))
+NODE_SPEC.define(
+    _1=F("podCIDR", S),
+    _7=_strings("podCIDRs"),
+    _3=F("providerID", S),
+    _4=F("unschedulable", B),
+    _5=F("taints", TAINT, repeated=True),
+    _6=F("configSource", NODE_CONFIG_SOURCE, ptr=True),
+    _2=F("externalID", S),
+)
+TAINT.define(_1=F("key", S), _2=F("value", S), _3=F("effect", S), _4=F("timeAdded", TIME, ptr=True))
+NODE_CONFIG_SOURCE.define(_2=F("configMap", CONFIGMAP_NODE_CONFIG_SOURCE, ptr=True))
+CONFIGMAP_NODE_CONFIG_SOURCE.define(
+    _1=F("namespace", S),
+    _2=F("name", S),
+    _3=F("uid", S),
+    _4=F("resourceVersion", S),
+    _5=F("kubeletConfigKey", S),
+)
+NODE_CONFIG_STATUS.define(
+    _1=F("assigned", NODE_CONFIG_SOURCE, ptr=True),
+    _2=F("active", NODE_CONFIG_SOURCE, ptr=True),
+    _3=F("lastKnownGood", NODE_CONFIG_SOURCE, ptr=True),
+    _4=F("error", S),
+)
+NODE_STATUS.define(
+    _1=_map("capacity", "quantity"),
+    _2=_map("allocatable", "quantity"),
+    _3=F("phase", S),
+    _4=F("conditions", NODE_CONDITION, repeated=True),
+    _5=F("addresses", NODE_ADDRESS, repeated=True),
+    _6=F("daemonEndpoints", NODE_DAEMON_ENDPOINTS),
+    _7=F("nodeInfo", NODE_SYSTEM_INFO),
+    _8=F("images", CONTAINER_IMAGE, repeated=True),
+    _9=_strings("volumesInUse"),
+    _10=F("volumesAttached", ATTACHED_VOLUME, repeated=True),
+    _11=F("config", NODE_CONFIG_STATUS, ptr=True),
+)
+NODE_CONDITION.define(
+    _1=F("type", S),
+    _2=F("status", S),
+    _3=F("lastHeartbeatTime", TIME),
+    _4=F("lastTransitionTime", TIME),
+    _5=F("reason", S),
+    _6=F("message", S),
+)
+NODE_ADDRESS.define(_1=F("type", S), _2=F("address", S))
+NODE_DAEMON_ENDPOINTS.define(_1=F("kubeletEndpoint", DAEMON_ENDPOINT))
+DAEMON_ENDPOINT.define(_1=F("Port", INT))
+NODE_SYSTEM_INFO.define(
+    _1=F("machineID", S),
+    _2=F("systemUUID", S),
+    _3=F("bootID", S),
+    _4=F("kernelVersion", S),
+    _5=F("osImage", S),
+    _6=F("containerRuntimeVersion", S),
+    _7=F("kubeletVersion", S),
+    _8=F("kubeProxyVersion", S),
+    _9=F("operatingSystem", S),
+    _10=F("architecture", S),
+)
+CONTAINER_IMAGE.define(_1=_strings("names"), _2=F("sizeBytes", INT))
+ATTACHED_VOLUME.define(_1=F("name", S), _2=F("devicePath", S))
+
 # events.k8s.io/v1
 EVENT = Message("Event")
 EVENT.define(
@@ -338,5 +418,6 @@ BY_KIND: dict[tuple[str, str], Message] = {
     ("", "Namespace"): NAMESPACE,
     ("", "ServiceAccount"): SERVICE_ACCOUNT,
     ("", "Event"): CORE_EVENT,
+    ("", "Node"): NODE,
     ("events.k8s.io", "Event"): EVENT,
 }

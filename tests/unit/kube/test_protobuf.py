@@ -443,3 +443,62 @@ def test_kinds_without_a_table_are_named() -> None:
     with pytest.raises(UnsupportedKind) as caught:
         decode_body(body("apps/v1", "Deployment", meta("d")))
     assert str(caught.value) == "protobuf bodies of apps/v1 Deployment are not supported; send JSON"
+
+
+def test_node() -> None:
+    got = decode_body(
+        body(
+            "v1",
+            "Node",
+            meta("n1", entry(11, "node-role.kubernetes.io/control-plane", s(2, ""))),
+            m(
+                2,
+                s(1, "10.0.0.0/24"),
+                s(3, "kind://n1"),
+                v(4, 1),
+                m(5, s(1, "k"), s(2, ""), s(3, "NoSchedule")),
+                s(7, "10.0.0.0/24"),
+            ),
+            m(
+                3,
+                entry(1, "cpu", m(2, s(1, "8"))),
+                entry(2, "memory", m(2, s(1, "31Gi"))),
+                m(
+                    4,
+                    s(1, "Ready"),
+                    s(2, "True"),
+                    time(3, T2026),
+                    time(4, T2026),
+                    s(5, "KubeletReady"),
+                    s(6, "ok"),
+                ),
+                m(5, s(1, "InternalIP"), s(2, "10.0.0.5")),
+                m(6, m(1, v(1, 10250))),
+                m(7, s(7, "v1.30.0"), s(9, "linux"), s(10, "amd64")),
+                m(8, s(1, "registry/app:1"), v(2, 1024)),
+                s(9, "vol-a"),
+                m(10, s(1, "vol-a"), s(2, "/dev/sdb")),
+                s(99, "a field newer than the table"),
+            ),
+        )
+    )
+    assert got["spec"] == {
+        "podCIDR": "10.0.0.0/24",
+        "providerID": "kind://n1",
+        "unschedulable": True,
+        "taints": [{"key": "k", "effect": "NoSchedule"}],
+        "podCIDRs": ["10.0.0.0/24"],
+    }
+    status = got["status"]
+    assert status["capacity"] == {"cpu": "8"} and status["allocatable"] == {"memory": "31Gi"}
+    assert status["conditions"][0]["lastHeartbeatTime"] == "2026-01-01T00:00:00Z"
+    assert status["addresses"] == [{"type": "InternalIP", "address": "10.0.0.5"}]
+    assert status["daemonEndpoints"] == {"kubeletEndpoint": {"Port": 10250}}
+    assert status["nodeInfo"] == {
+        "kubeletVersion": "v1.30.0",
+        "operatingSystem": "linux",
+        "architecture": "amd64",
+    }
+    assert status["images"] == [{"names": ["registry/app:1"], "sizeBytes": 1024}]
+    assert status["volumesInUse"] == ["vol-a"]
+    assert status["volumesAttached"] == [{"name": "vol-a", "devicePath": "/dev/sdb"}]
