@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pyocm.testing import Client
 from tests.protowire import body, entry, m, s, v
+from tests.support import eventually
 
 PROTOBUF = "application/vnd.kubernetes.protobuf"
 
@@ -66,7 +67,7 @@ async def test_bad_protobuf_bodies_get_clear_errors(admin: Client, unique: str) 
         raw=body("apps/v1", "Deployment", meta(unique)),
         content_type=PROTOBUF,
     )
-    assert code == 415 and err["reason"] == "UnsupportedMediaType"
+    assert code == 400 and err["reason"] == "BadRequest"
     assert "apps/v1 Deployment" in err["message"]
 
 
@@ -81,3 +82,44 @@ async def test_a_node_registers_with_protobuf(admin: Client, unique: str) -> Non
     code, made = await admin.request("POST", "/api/v1/nodes", raw=node, content_type=PROTOBUF)
     assert code == 201, made
     assert made["spec"] == {"providerID": f"sim://{unique}"}
+
+
+async def test_a_crd_created_with_protobuf_is_served(admin: Client, unique: str) -> None:
+    group = f"{unique}.example.com"
+    schema = m(1, s(5, "object"), entry(29, "spec", m(2, s(5, "object"), v(38, 1))))
+    crd = body(
+        "apiextensions.k8s.io/v1",
+        "CustomResourceDefinition",
+        meta(f"gadgets.{group}"),
+        m(
+            2,
+            s(1, group),
+            m(3, s(1, "gadgets"), s(2, "gadget"), s(4, "Gadget")),
+            s(4, "Cluster"),
+            m(7, s(1, "v1"), v(2, 1), v(3, 1), m(4, schema), m(5, m(1))),
+        ),
+    )
+    code, made = await admin.request(
+        "POST",
+        "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
+        raw=crd,
+        content_type=PROTOBUF,
+    )
+    assert code == 201, made
+    assert made["spec"]["versions"][0]["subresources"] == {"status": {}}
+
+    async def served() -> bool:
+        code, _ = await admin.post(
+            f"/apis/{group}/v1/gadgets",
+            {
+                "apiVersion": f"{group}/v1",
+                "kind": "Gadget",
+                "metadata": {"name": "g1"},
+                "spec": {"x": 1},
+            },
+        )
+        return code == 201
+
+    await eventually(served)
+    code, gadget = await admin.get(f"/apis/{group}/v1/gadgets/g1")
+    assert gadget["spec"] == {"x": 1}, "x-kubernetes-preserve-unknown-fields came through"

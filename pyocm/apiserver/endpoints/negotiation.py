@@ -64,7 +64,7 @@ def _protobuf(raw: bytes) -> Any:
     try:
         return protobuf.decode_body(raw)
     except protobuf.UnsupportedKind as err:
-        raise status.ApiError(code=415, reason="UnsupportedMediaType", message=str(err)) from None
+        raise status.bad_request(str(err)) from None
     except WireError as err:
         raise status.bad_request(
             f"the body of the request could not be decoded as protobuf: {err}"

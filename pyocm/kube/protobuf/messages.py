@@ -2,8 +2,9 @@
 
 Numbers, JSON names and Go pointer-ness as in ``k8s.io/api`` (client-go 1.35); see the
 table in ../shared/reference/kube-api-surface.md, Appendix B (Node's messages were read
-from ``k8s.io/api/core/v1/generated.proto``; fields newer than these tables are skipped,
-as protobuf does). Each message is named first and filled after, so tables can refer to
+from ``k8s.io/api/core/v1/generated.proto`` of Kubernetes ~1.35; fields newer than these
+tables are skipped, as protobuf does; the CustomResourceDefinition messages from apiextensions-apiserver's
+``apiextensions/v1/generated.proto``). Each message is named first and filled after, so tables can refer to
 one another in any order.
 """
 
@@ -315,6 +316,10 @@ DAEMON_ENDPOINT = Message("DaemonEndpoint")
 NODE_SYSTEM_INFO = Message("NodeSystemInfo")
 CONTAINER_IMAGE = Message("ContainerImage")
 ATTACHED_VOLUME = Message("AttachedVolume")
+NODE_RUNTIME_HANDLER = Message("NodeRuntimeHandler")
+NODE_RUNTIME_HANDLER_FEATURES = Message("NodeRuntimeHandlerFeatures")
+NODE_FEATURES = Message("NodeFeatures")
+NODE_SWAP_STATUS = Message("NodeSwapStatus")
 NODE.define(_1=F("metadata", OBJECT_META), _2=F("spec", NODE_SPEC), _3=F("status", NODE_STATUS))
 NODE_SPEC.define(
     _1=F("podCIDR", S),
@@ -352,6 +357,18 @@ NODE_STATUS.define(
     _9=_strings("volumesInUse"),
     _10=F("volumesAttached", ATTACHED_VOLUME, repeated=True),
     _11=F("config", NODE_CONFIG_STATUS, ptr=True),
+    _12=F("runtimeHandlers", NODE_RUNTIME_HANDLER, repeated=True),
+    _13=F("features", NODE_FEATURES, ptr=True),
+    _14=_strings("declaredFeatures"),
+)
+NODE_RUNTIME_HANDLER.define(
+    _1=F("name", S), _2=F("features", NODE_RUNTIME_HANDLER_FEATURES, ptr=True)
+)
+NODE_RUNTIME_HANDLER_FEATURES.define(
+    _1=F("recursiveReadOnlyMounts", B, ptr=True), _2=F("userNamespaces", B, ptr=True)
+)
+NODE_FEATURES.define(
+    _1=F("supplementalGroupsPolicy", B, ptr=True), _2=F("containerUlimits", B, ptr=True)
 )
 NODE_CONDITION.define(
     _1=F("type", S),
@@ -375,7 +392,9 @@ NODE_SYSTEM_INFO.define(
     _8=F("kubeProxyVersion", S),
     _9=F("operatingSystem", S),
     _10=F("architecture", S),
+    _11=F("swap", NODE_SWAP_STATUS, ptr=True),
 )
+NODE_SWAP_STATUS.define(_1=F("capacity", INT, ptr=True))
 CONTAINER_IMAGE.define(_1=_strings("names"), _2=F("sizeBytes", INT))
 ATTACHED_VOLUME.define(_1=F("name", S), _2=F("devicePath", S))
 
@@ -399,6 +418,173 @@ EVENT.define(
     _15=F("deprecatedCount", INT),
 )
 
+# apiextensions.k8s.io/v1
+CRD = Message("CustomResourceDefinition")
+CRD_SPEC = Message("CustomResourceDefinitionSpec")
+CRD_NAMES = Message("CustomResourceDefinitionNames")
+CRD_VERSION = Message("CustomResourceDefinitionVersion")
+CRD_VALIDATION = Message("CustomResourceValidation")
+CRD_SUBRESOURCES = Message("CustomResourceSubresources")
+CRD_SUBRESOURCE_STATUS = Message("CustomResourceSubresourceStatus")
+CRD_SCALE = Message("CustomResourceSubresourceScale")
+CRD_COLUMN = Message("CustomResourceColumnDefinition")
+CRD_SELECTABLE = Message("SelectableField")
+CRD_CONVERSION = Message("CustomResourceConversion")
+WEBHOOK_CONVERSION = Message("WebhookConversion")
+WEBHOOK_CLIENT = Message("WebhookClientConfig")
+SERVICE_REFERENCE = Message("ServiceReference")
+CRD_STATUS = Message("CustomResourceDefinitionStatus")
+CRD_CONDITION = Message("CustomResourceDefinitionCondition")
+PROPS = Message("JSONSchemaProps")
+PROPS_OR_ARRAY = Message("JSONSchemaPropsOrArray")
+PROPS_OR_BOOL = Message("JSONSchemaPropsOrBool")
+PROPS_OR_STRINGS = Message("JSONSchemaPropsOrStringArray")
+EXTERNAL_DOCS = Message("ExternalDocumentation")
+VALIDATION_RULE = Message("ValidationRule")
+CRD.define(_1=F("metadata", OBJECT_META), _2=F("spec", CRD_SPEC), _3=F("status", CRD_STATUS))
+CRD_SPEC.define(
+    _1=F("group", S),
+    _3=F("names", CRD_NAMES),
+    _4=F("scope", S),
+    _7=F("versions", CRD_VERSION, repeated=True),
+    _9=F("conversion", CRD_CONVERSION, ptr=True),
+    _10=F("preserveUnknownFields", B),
+)
+CRD_NAMES.define(
+    _1=F("plural", S),
+    _2=F("singular", S),
+    _3=_strings("shortNames"),
+    _4=F("kind", S),
+    _5=F("listKind", S),
+    _6=_strings("categories"),
+)
+CRD_VERSION.define(
+    _1=F("name", S),
+    _2=F("served", B),
+    _3=F("storage", B),
+    _7=F("deprecated", B),
+    _8=F("deprecationWarning", S, ptr=True),
+    _4=F("schema", CRD_VALIDATION, ptr=True),
+    _5=F("subresources", CRD_SUBRESOURCES, ptr=True),
+    _6=F("additionalPrinterColumns", CRD_COLUMN, repeated=True),
+    _9=F("selectableFields", CRD_SELECTABLE, repeated=True),
+)
+CRD_VALIDATION.define(_1=F("openAPIV3Schema", PROPS, ptr=True))
+CRD_SUBRESOURCES.define(
+    _1=F("status", CRD_SUBRESOURCE_STATUS, ptr=True), _2=F("scale", CRD_SCALE, ptr=True)
+)
+CRD_SCALE.define(
+    _1=F("specReplicasPath", S),
+    _2=F("statusReplicasPath", S),
+    _3=F("labelSelectorPath", S, ptr=True),
+)
+CRD_COLUMN.define(
+    _1=F("name", S),
+    _2=F("type", S),
+    _3=F("format", S),
+    _4=F("description", S),
+    _5=F("priority", INT),
+    _6=F("jsonPath", S),
+)
+CRD_SELECTABLE.define(_1=F("jsonPath", S))
+CRD_CONVERSION.define(_1=F("strategy", S), _2=F("webhook", WEBHOOK_CONVERSION, ptr=True))
+WEBHOOK_CONVERSION.define(
+    _2=F("clientConfig", WEBHOOK_CLIENT, ptr=True), _3=_strings("conversionReviewVersions")
+)
+WEBHOOK_CLIENT.define(
+    _3=F("url", S, ptr=True), _1=F("service", SERVICE_REFERENCE, ptr=True), _2=F("caBundle", BY)
+)
+SERVICE_REFERENCE.define(
+    _1=F("namespace", S), _2=F("name", S), _3=F("path", S, ptr=True), _4=F("port", INT, ptr=True)
+)
+CRD_STATUS.define(
+    _1=F("conditions", CRD_CONDITION, repeated=True),
+    _2=F("acceptedNames", CRD_NAMES),
+    _3=_strings("storedVersions"),
+    _4=F("observedGeneration", INT),
+)
+CRD_CONDITION.define(
+    _1=F("type", S),
+    _2=F("status", S),
+    _3=F("lastTransitionTime", TIME),
+    _4=F("reason", S),
+    _5=F("message", S),
+    _6=F("observedGeneration", INT),
+)
+
+
+def _schema_or_list(decoded: dict[str, object]) -> object:
+    return decoded["schema"] if "schema" in decoded else decoded.get("jSONSchemas", [])
+
+
+def _schema_or_bool(decoded: dict[str, object]) -> object:
+    return decoded["schema"] if "schema" in decoded else bool(decoded.get("allows"))
+
+
+def _schema_or_strings(decoded: dict[str, object]) -> object:
+    return decoded["schema"] if "schema" in decoded else decoded.get("property", [])
+
+
+DOUBLE, JSON = "double", "json"
+PROPS.define(
+    _1=F("id", S),
+    _2=F("$schema", S),
+    _3=F("$ref", S, ptr=True),
+    _4=F("description", S),
+    _5=F("type", S),
+    _6=F("format", S),
+    _7=F("title", S),
+    _8=F("default", JSON, ptr=True),
+    _9=F("maximum", DOUBLE, ptr=True),
+    _10=F("exclusiveMaximum", B),
+    _11=F("minimum", DOUBLE, ptr=True),
+    _12=F("exclusiveMinimum", B),
+    _13=F("maxLength", INT, ptr=True),
+    _14=F("minLength", INT, ptr=True),
+    _15=F("pattern", S),
+    _16=F("maxItems", INT, ptr=True),
+    _17=F("minItems", INT, ptr=True),
+    _18=F("uniqueItems", B),
+    _19=F("multipleOf", DOUBLE, ptr=True),
+    _20=F("enum", JSON, repeated=True),
+    _21=F("maxProperties", INT, ptr=True),
+    _22=F("minProperties", INT, ptr=True),
+    _23=_strings("required"),
+    _24=F("items", PROPS_OR_ARRAY, ptr=True, post=_schema_or_list),
+    _25=F("allOf", PROPS, repeated=True),
+    _26=F("oneOf", PROPS, repeated=True),
+    _27=F("anyOf", PROPS, repeated=True),
+    _28=F("not", PROPS, ptr=True),
+    _29=_map("properties", PROPS),
+    _30=F("additionalProperties", PROPS_OR_BOOL, ptr=True, post=_schema_or_bool),
+    _31=_map("patternProperties", PROPS),
+    _32=F("dependencies", S, map_of=PROPS_OR_STRINGS, post=_schema_or_strings),
+    _33=F("additionalItems", PROPS_OR_BOOL, ptr=True, post=_schema_or_bool),
+    _34=_map("definitions", PROPS),
+    _35=F("externalDocs", EXTERNAL_DOCS, ptr=True),
+    _36=F("example", JSON, ptr=True),
+    _37=F("nullable", B),
+    _38=F("x-kubernetes-preserve-unknown-fields", B, ptr=True),
+    _39=F("x-kubernetes-embedded-resource", B),
+    _40=F("x-kubernetes-int-or-string", B),
+    _41=_strings("x-kubernetes-list-map-keys"),
+    _42=F("x-kubernetes-list-type", S, ptr=True),
+    _43=F("x-kubernetes-map-type", S, ptr=True),
+    _44=F("x-kubernetes-validations", VALIDATION_RULE, repeated=True),
+)
+PROPS_OR_ARRAY.define(_1=F("schema", PROPS, ptr=True), _2=F("jSONSchemas", PROPS, repeated=True))
+PROPS_OR_BOOL.define(_1=F("allows", B), _2=F("schema", PROPS, ptr=True))
+PROPS_OR_STRINGS.define(_1=F("schema", PROPS, ptr=True), _2=_strings("property"))
+EXTERNAL_DOCS.define(_1=F("description", S), _2=F("url", S))
+VALIDATION_RULE.define(
+    _1=F("rule", S),
+    _2=F("message", S),
+    _3=F("messageExpression", S),
+    _4=F("reason", S, ptr=True),
+    _5=F("fieldPath", S),
+    _6=F("optionalOldSelf", B, ptr=True),
+)
+
 #: (API group, kind) → message; DeleteOptions comes with any group's apiVersion.
 BY_KIND: dict[tuple[str, str], Message] = {
     ("certificates.k8s.io", "CertificateSigningRequest"): CSR,
@@ -420,4 +606,5 @@ BY_KIND: dict[tuple[str, str], Message] = {
     ("", "Event"): CORE_EVENT,
     ("", "Node"): NODE,
     ("events.k8s.io", "Event"): EVENT,
+    ("apiextensions.k8s.io", "CustomResourceDefinition"): CRD,
 }

@@ -39,6 +39,9 @@ class F:
     ptr: bool = False
     #: For maps: the kind of the values (keys are strings).
     map_of: Kind | None = None
+    #: Turns a decoded message into its JSON form when that is not an object (the
+    #: "X or Y" unions of JSONSchemaProps: a schema or a bool, a schema or a list).
+    post: Callable[[Obj], Any] | None = None
 
 
 @dataclass
@@ -66,6 +69,8 @@ def decode(message: Message, data: bytes) -> Obj:
             out.setdefault(entry.name, {})[key] = value
             continue
         value = _value(entry.kind, item.wire_type, item.value, where=f"{message.name}.{entry.name}")
+        if entry.post is not None and isinstance(value, dict):
+            value = entry.post(value)
         if entry.repeated:
             if value is not _ABSENT:
                 out.setdefault(entry.name, []).append(value)
@@ -102,6 +107,8 @@ def _map_entry(entry: F, payload: int | bytes) -> tuple[str, Any]:
             value = _value(entry.map_of, item.wire_type, item.value, where=f"{entry.name}[{key}]")
     if value is None or value is _ABSENT:
         value = _zero(entry.map_of)
+    if entry.post is not None and isinstance(value, dict):
+        value = entry.post(value)
     return key, value
 
 

@@ -4,12 +4,13 @@
 from __future__ import annotations
 
 import base64
+import struct
 
 import pytest
 
 from pyocm.kube.protobuf import UnsupportedKind, decode_body
 from pyocm.kube.protobuf.wire import WireError
-from tests.protowire import body, entry, ld, m, s, time, v
+from tests.protowire import body, entry, ld, m, s, tag, time, v
 
 T2026 = 1767225600  # 2026-01-01T00:00:00Z
 EMPTY_META = m(1, s(1, ""), m(8))  # gogo writes zero fields: an empty name and time
@@ -478,6 +479,8 @@ def test_node() -> None:
                 m(8, s(1, "registry/app:1"), v(2, 1024)),
                 s(9, "vol-a"),
                 m(10, s(1, "vol-a"), s(2, "/dev/sdb")),
+                m(12, s(1, "runc"), m(2, v(1, 1), v(2, 0))),
+                m(13, v(1, 1)),
                 s(99, "a field newer than the table"),
             ),
         )
@@ -502,3 +505,97 @@ def test_node() -> None:
     assert status["images"] == [{"names": ["registry/app:1"], "sizeBytes": 1024}]
     assert status["volumesInUse"] == ["vol-a"]
     assert status["volumesAttached"] == [{"name": "vol-a", "devicePath": "/dev/sdb"}]
+    assert status["runtimeHandlers"] == [
+        {"name": "runc", "features": {"recursiveReadOnlyMounts": True, "userNamespaces": False}}
+    ], "set pointer booleans keep false"
+    assert status["features"] == {"supplementalGroupsPolicy": True}
+
+
+def test_custom_resource_definition() -> None:
+    def props(*parts: bytes) -> bytes:
+        return b"".join(parts)
+
+    size = props(s(5, "integer"), tag(9, 1) + struct.pack("<d", 10.0), v(13, 3))
+    name_schema = props(
+        s(5, "string"), s(15, "^[a-z]+$"), m(20, ld(1, b'"a"')), m(20, ld(1, b'"b"'))
+    )
+    items = m(24, m(1, props(s(5, "object"), entry(29, "name", m(2, name_schema)))))
+    spec_schema = props(
+        s(5, "object"),
+        entry(29, "size", m(2, size)),
+        entry(29, "tags", m(2, props(s(5, "array"), items, s(42, "map"), s(41, "name")))),
+        m(30, v(1, 0)),
+        m(8, ld(1, b'{"size":1}')),
+        v(38, 1),
+        m(44, s(1, "self.size < 100"), s(2, "too big"), s(5, ".size")),
+    )
+    root = props(s(5, "object"), entry(29, "spec", m(2, spec_schema)))
+    version = m(
+        7,
+        s(1, "v1"),
+        v(2, 1),
+        v(3, 1),
+        v(7, 0),
+        m(4, m(1, root)),
+        m(5, m(1), m(2, s(1, ".spec.replicas"), s(2, ".status.replicas"))),
+        m(6, s(1, "Size"), s(2, "integer"), s(3, ""), s(4, ""), v(5, 1), s(6, ".spec.size")),
+    )
+    got = decode_body(
+        body(
+            "apiextensions.k8s.io/v1",
+            "CustomResourceDefinition",
+            meta("widgets.example.com"),
+            m(
+                2,
+                s(1, "example.com"),
+                m(
+                    3,
+                    s(1, "widgets"),
+                    s(2, "widget"),
+                    s(3, "wd"),
+                    s(4, "Widget"),
+                    s(5, "WidgetList"),
+                ),
+                s(4, "Namespaced"),
+                version,
+                m(9, s(1, "None")),
+                v(10, 0),
+            ),
+            m(3, m(2, s(1, ""))),
+        )
+    )
+    spec = got["spec"]
+    assert spec["names"] == {
+        "plural": "widgets",
+        "singular": "widget",
+        "shortNames": ["wd"],
+        "kind": "Widget",
+        "listKind": "WidgetList",
+    }
+    assert spec["conversion"] == {"strategy": "None"}
+    (served,) = spec["versions"]
+    assert (served["name"], served["served"], served["storage"]) == ("v1", True, True)
+    assert served["subresources"] == {
+        "status": {},
+        "scale": {"specReplicasPath": ".spec.replicas", "statusReplicasPath": ".status.replicas"},
+    }, "an empty status subresource is kept: it turns the subresource on"
+    assert served["additionalPrinterColumns"] == [
+        {"name": "Size", "type": "integer", "priority": 1, "jsonPath": ".spec.size"}
+    ]
+    widget = served["schema"]["openAPIV3Schema"]["properties"]["spec"]
+    assert widget["properties"]["size"] == {"type": "integer", "maximum": 10.0, "maxLength": 3}
+    tags = widget["properties"]["tags"]
+    assert tags["x-kubernetes-list-type"] == "map" and tags["x-kubernetes-list-map-keys"] == [
+        "name"
+    ]
+    assert tags["items"]["properties"]["name"] == {
+        "type": "string",
+        "pattern": "^[a-z]+$",
+        "enum": ["a", "b"],
+    }
+    assert widget["additionalProperties"] is False
+    assert widget["default"] == {"size": 1}
+    assert widget["x-kubernetes-preserve-unknown-fields"] is True
+    assert widget["x-kubernetes-validations"] == [
+        {"rule": "self.size < 100", "message": "too big", "fieldPath": ".size"}
+    ]
