@@ -103,8 +103,14 @@ class HubServer:
         app = web.Application(client_max_size=0, handler_args={"max_field_size": 65536})
         app[STATE] = self.state
         app.router.add_route("*", "/{tail:.*}", dispatch.handle)
+        # Idle connections stay open longer than clients keep them (90 s), so an agent
+        # renewing its lease every minute reuses its connection and its TLS session.
         self._runner = web.AppRunner(
-            app, handler_cancellation=True, access_log=None, shutdown_timeout=2.0
+            app,
+            handler_cancellation=True,
+            access_log=None,
+            shutdown_timeout=2.0,
+            keepalive_timeout=120.0,
         )
         await self._runner.setup()
         site = web.SockSite(self._runner, sock, ssl_context=self._tls(pki), backlog=4096)

@@ -43,6 +43,10 @@ class ApiConnectionError(ConnectionError):
     """The API server could not be reached, or its identity could not be verified."""
 
 
+#: How long an idle connection is kept for reuse (client-go's IdleConnTimeout).
+IDLE_TIMEOUT = 90.0
+
+
 class Api:
     """One connection to one API server.
 
@@ -55,7 +59,12 @@ class Api:
     ) -> None:
         self._config = config
         params = client_adapter.ConnectionParams(timeout=httpx2.Timeout(timeout), trust_env=False)
-        self._http = client_adapter.AsyncClient(config, params)
+        # lightkube builds TLS and authentication from the kubeconfig; the pool keeps idle
+        # connections for 90 s as client-go does (httpx's 5 s default would make every
+        # once-a-minute lease renewal and status report pay a new TLS handshake).
+        self._http = httpx2.AsyncClient(
+            **params.httpx_params(config), limits=httpx2.Limits(keepalive_expiry=IDLE_TIMEOUT)
+        )
         self._http.headers["User-Agent"] = user_agent
         self._watch_timeout = httpx2.Timeout(timeout, read=None)
 
