@@ -21,10 +21,11 @@ from pyocm.registration.agent.agent import AgentOptions, RegistrationAgent
 from pyocm.registration.agent.errors import AgentError
 from pyocm.registration.agent.managed import KubeManagedSide
 from pyocm.registration.agent.status import ClaimOptions
+from pyocm.registration.hub.accept import accept_cluster
 from pyocm.runtime import kinds
 from pyocm.runtime.client import Api
 from pyocm.testing import HubProcess
-from tests.agents import accept, bootstrap_kubeconfig, condition
+from tests.agents import accept, available, bootstrap_kubeconfig, condition, running_agent
 from tests.support import eventually
 
 Obj = dict[str, Any]
@@ -273,3 +274,25 @@ async def test_join_waits_out_missing_bootstrap_rights(
     finally:
         running.cancel()
         await asyncio.gather(running, return_exceptions=True)
+
+
+async def test_accept_approves_the_csr_once_the_hub_granted_access(
+    hub: HubProcess, api: Api, managed: EmbeddedCluster, unique: str
+) -> None:
+    """``pyocm accept`` holds the approval until the hub reports the cluster accepted, so
+    the agent's first request with its certificate finds its RBAC in place."""
+    name = f"grant-{unique}"
+    async with running_agent(api, hub, managed, name, accept_it=False):
+
+        async def asked() -> bool:
+            listed = await api.list(kinds.CSR, labels=f"{wellknown.CLUSTER_NAME_LABEL}={name}")
+            return bool(listed["items"])
+
+        await eventually(asked)
+        approved = await accept_cluster(api, name)
+        assert len(approved) == 1
+        cluster = await api.get(kinds.MANAGED_CLUSTER, name)
+        assert condition(cluster, wellknown.CLUSTER_HUB_ACCEPTED).get("status") == "True", (
+            "accepted before the certificate could be issued"
+        )
+        await eventually(lambda: available(api, name))

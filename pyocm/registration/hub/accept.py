@@ -7,7 +7,7 @@ import asyncio
 from datetime import UTC, datetime
 from typing import Any
 
-from pyocm.api import wellknown
+from pyocm.api import conditions, wellknown
 from pyocm.kube import timefmt
 from pyocm.kube.status import ApiError
 from pyocm.registration.hub.csrapproval import validate
@@ -15,6 +15,8 @@ from pyocm.runtime import kinds
 from pyocm.runtime.client import Api
 
 Obj = dict[str, Any]
+#: The longest an accept waits for the hub to grant the cluster's access before approving.
+GRANT_WAIT = 10.0
 
 
 class AcceptError(RuntimeError):
@@ -22,7 +24,12 @@ class AcceptError(RuntimeError):
 
 
 async def accept_cluster(
-    api: Api, name: str, *, wait: bool = False, timeout: float = 60.0
+    api: Api,
+    name: str,
+    *,
+    wait: bool = False,
+    timeout: float = 60.0,
+    grant_wait: float = GRANT_WAIT,
 ) -> list[str]:
     """Set ``hubAcceptsClient`` and approve ``name``'s valid pending CSRs; return those approved."""
     deadline = asyncio.get_running_loop().time() + timeout
@@ -41,10 +48,12 @@ async def accept_cluster(
         if asyncio.get_running_loop().time() > deadline:
             raise AcceptError(f"cluster {name} did not ask to join within {timeout:.0f}s")
         await asyncio.sleep(0.2)
-    # Accept first: the hub then grants the agent's RBAC while its certificate is being
-    # issued, so the agent's first requests with it are not refused.
+    # Accept first, and approve once the hub says the cluster is accepted (its RBAC is in
+    # place then): the agent's first requests with its new certificate are not refused,
+    # so it does not back off while the hub catches up.
     await _wait_for_cluster(api, name, deadline)
     await api.patch(kinds.MANAGED_CLUSTER, name, {"spec": {"hubAcceptsClient": True}})
+    await _wait_for_grant(api, name, until=min(deadline, _now() + grant_wait))
     approved = []
     for csr in pending:
         csr.setdefault("status", {})["conditions"] = [
@@ -59,6 +68,21 @@ async def accept_cluster(
         await api.update(kinds.CSR, csr, subresource="approval")
         approved.append(csr["metadata"]["name"])
     return approved
+
+
+def _now() -> float:
+    return asyncio.get_running_loop().time()
+
+
+async def _wait_for_grant(api: Api, name: str, *, until: float) -> None:
+    """Until the hub reports HubAcceptedManagedCluster True, or ``until`` (a hub whose
+    controllers run elsewhere, or not at all, never holds the approval back for long)."""
+    while _now() < until:
+        cluster = await find_cluster(api, name)
+        found = ((cluster or {}).get("status") or {}).get("conditions")
+        if conditions.is_true(found, wellknown.CLUSTER_HUB_ACCEPTED):
+            return
+        await asyncio.sleep(0.1)
 
 
 async def _join_csrs(api: Api, name: str) -> list[Obj]:
