@@ -25,6 +25,7 @@ from pathlib import Path
 import aiohttp
 import orjson
 
+from pyocm.bench.stats import percentile
 from pyocm.pki import kubeconfig as kubeconfigs
 
 CM = "/api/v1/namespaces/default/configmaps"
@@ -109,7 +110,7 @@ async def _rate(
 
 def _line(name: str, rate: float, latencies: list[float]) -> str:
     ordered = sorted(latencies)
-    p99 = ordered[int(0.99 * (len(ordered) - 1))]
+    p99 = percentile(ordered, 0.99)
     return f"{name}: {rate:,.0f} req/s, p50 {statistics.median(ordered) * 1000:.1f} ms, p99 {p99 * 1000:.1f} ms"
 
 
@@ -232,7 +233,7 @@ async def run(*, seconds: float = 5.0, workers: int = 16, watchers: int = 1000) 
             ordered = sorted(delays)
             lines.append(
                 f"watch fan-out to {watchers} watchers ({FAN_OUT_WRITES} writes): p50 {statistics.median(ordered) * 1000:.0f} ms, "
-                f"p99 {ordered[int(0.99 * (len(ordered) - 1))] * 1000:.0f} ms"
+                f"p99 {percentile(ordered, 0.99) * 1000:.0f} ms"
             )
             cert, key = data / "pki" / "serving.crt", data / "pki" / "serving.key"
         base_port = _free_port()

@@ -22,7 +22,6 @@ import asyncio
 import os
 import shlex
 import sqlite3
-import statistics
 import sys
 import tempfile
 import time
@@ -31,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pyocm.api import conditions, wellknown
+from pyocm.bench.stats import latencies
 from pyocm.runtime import kinds, metrics
 from pyocm.runtime.client import Api
 from pyocm.runtime.informer import Change, Informer
@@ -148,17 +148,6 @@ class UnknownWatch:
             self.transitions += 1
 
 
-def percentiles(values: list[float]) -> str:
-    if not values:
-        return "n=0"
-    ordered = sorted(values)
-    p99 = ordered[min(len(ordered) - 1, round(0.99 * (len(ordered) - 1)))]
-    return (
-        f"n={len(ordered)} p50={statistics.median(ordered) * 1000:.0f} ms "
-        f"p99={p99 * 1000:.0f} ms max={ordered[-1] * 1000:.0f} ms"
-    )
-
-
 def database(data_dir: Path) -> tuple[float, Counter[str]]:
     """The database's size in MiB (with its WAL) and its live objects by resource."""
     files = [data_dir / "state.db", data_dir / "state.db-wal"]
@@ -210,7 +199,7 @@ async def _measure(
             joined_in = time.monotonic() - t0
             report.add("clusters", f"{scenario.clusters} ({scenario.name})")
             report.add("all available after", f"{joined_in:.1f} s")
-            report.add("start to available", percentiles(fleet.join_seconds()))
+            report.add("start to available", latencies(fleet.join_seconds()))
             report.add(
                 "hub CPU while joining",
                 f"{(stats.cpu_seconds() - cpu0) / joined_in:.2f} cores",
@@ -226,7 +215,7 @@ async def _measure(
                 "hub CPU in the window", f"{(stats.cpu_seconds() - cpu1) / window:.2f} cores"
             )
             report.add("hub RSS", f"{stats.rss_mib():.0f} MiB")
-            report.add("lease renewal (agent's view)", percentiles(latency.seconds))
+            report.add("lease renewal (agent's view)", latencies(latency.seconds))
             report.add("lease renewals failed", str(latency.failed))
             report.add("Available -> Unknown transitions", str(unknown.transitions))
             if scenario.name == "rotation-storm":

@@ -8,7 +8,6 @@ hub that has a core to itself.
 from __future__ import annotations
 
 import asyncio
-import statistics
 import tempfile
 import time
 from collections.abc import Awaitable, Callable
@@ -21,6 +20,7 @@ from pyocm import hubmanager
 from pyocm.api import conditions, wellknown
 from pyocm.apiserver.config import ServerConfig
 from pyocm.apiserver.server import HubServer
+from pyocm.bench.stats import latencies
 from pyocm.kube.status import ApiError
 from pyocm.local import crdinstall
 from pyocm.local.embedded import EmbeddedCluster
@@ -42,10 +42,7 @@ class Figures:
     seconds: list[float]
 
     def line(self) -> str:
-        ordered = sorted(self.seconds)
-        p50 = statistics.median(ordered)
-        p99 = ordered[min(len(ordered) - 1, round(0.99 * (len(ordered) - 1)))]
-        return f"{self.name}: n={len(ordered)} p50={p50 * 1000:.0f} ms p99={p99 * 1000:.0f} ms max={ordered[-1] * 1000:.0f} ms"
+        return f"{self.name}: {latencies(self.seconds)}"
 
 
 async def _until(check: Callable[[], Awaitable[bool]], *, timeout: float = 60.0) -> None:

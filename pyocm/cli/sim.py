@@ -9,6 +9,7 @@ from pathlib import Path
 
 import typer
 
+from pyocm.bench.stats import percentile
 from pyocm.cli.common import (
     KUBECONFIG_HELP,
     connect,
@@ -100,7 +101,7 @@ def _summary(fleet: Fleet) -> str:
     seconds = fleet.join_seconds()
     if not seconds:
         return "no cluster became available"
-    p99 = seconds[min(len(seconds) - 1, round(0.99 * (len(seconds) - 1)))]
+    p99 = percentile(seconds, 0.99)
     return (
         f"start to available: n={len(seconds)} p50={statistics.median(seconds):.2f}s "
         f"p99={p99:.2f}s max={seconds[-1]:.2f}s"
