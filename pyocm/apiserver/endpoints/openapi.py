@@ -32,14 +32,19 @@ _KIND = {"type": "string", "description": "The REST resource this object represe
 
 
 def index(catalog: Catalog) -> Obj:
-    """``/openapi/v3``: where each group-version's document is, with a content hash."""
-    paths = {}
-    for group in ["", *catalog.groups()]:
-        for version in catalog.versions(group):
-            key = _gv_path(group, version)
-            digest = _hash(document(catalog, group, version))
-            paths[key] = {"serverRelativeURL": f"/openapi/v3/{key}?hash={digest}"}
-    return {"paths": paths}
+    """``/openapi/v3``: where each group-version's document is, with a content hash
+    (computed once per change of the served resources, like the documents)."""
+    docs = _documents(catalog)
+    found = docs.get(("*", "index"))
+    if found is None:
+        paths = {}
+        for group in ["", *catalog.groups()]:
+            for version in catalog.versions(group):
+                key = _gv_path(group, version)
+                digest = _hash(document(catalog, group, version))
+                paths[key] = {"serverRelativeURL": f"/openapi/v3/{key}?hash={digest}"}
+        found = docs[("*", "index")] = {"paths": paths}
+    return found
 
 
 #: Per catalog: the generation the documents were built for, and the documents.
@@ -48,12 +53,18 @@ _built: weakref.WeakKeyDictionary[Catalog, tuple[int, dict[tuple[str, str], Obj]
 )
 
 
-def document(catalog: Catalog, group: str, version: str) -> Obj:
-    """One group-version's document, built once per change of the served resources."""
+def _documents(catalog: Catalog) -> dict[tuple[str, str], Obj]:
+    """What has been built for the catalog's current generation (emptied when it moves)."""
     generation, docs = _built.get(catalog, (-1, {}))
     if generation != catalog.generation:
         docs = {}
         _built[catalog] = (catalog.generation, docs)
+    return docs
+
+
+def document(catalog: Catalog, group: str, version: str) -> Obj:
+    """One group-version's document, built once per change of the served resources."""
+    docs = _documents(catalog)
     found = docs.get((group, version))
     if found is None:
         found = docs[(group, version)] = _document(catalog, group, version)

@@ -16,6 +16,7 @@ from typing import Any
 
 import orjson
 
+from pyocm.apiserver.registry.strategy import meta
 from pyocm.kube import jsonpath, timefmt
 
 Obj = dict[str, Any]
@@ -89,32 +90,27 @@ def age(value: Any, now: datetime) -> str | None:
     return human_duration((now - moment).total_seconds())
 
 
-def _meta(obj: Obj) -> Obj:
-    return obj.get("metadata") or {}
-
-
 NAME = Column(
     "Name",
     "string",
-    lambda obj, _: _meta(obj).get("name", ""),
+    lambda obj, _: meta(obj).get("name", ""),
     format="name",
     description=NAME_DESCRIPTION,
 )
 AGE = Column(
     "Age",
     "date",
-    lambda obj, now: age(_meta(obj).get("creationTimestamp"), now),
+    lambda obj, now: age(meta(obj).get("creationTimestamp"), now),
     description="Time since the object was created.",
 )
-DEFAULT_COLUMNS = (
-    NAME,
-    Column(
-        "Created At",
-        "date",
-        lambda obj, _: _meta(obj).get("creationTimestamp"),
-        description="When the object was created.",
-    ),
+#: kube-apiserver's default table shows the creation time itself, not an age.
+CREATED_AT = Column(
+    "Created At",
+    "date",
+    lambda obj, _: meta(obj).get("creationTimestamp"),
+    description="When the object was created.",
 )
+DEFAULT_COLUMNS = (NAME, CREATED_AT)
 
 
 def custom_resource_columns(printer_columns: Iterable[Mapping[str, Any]]) -> tuple[Column, ...]:
@@ -189,7 +185,7 @@ def table(
             row["object"] = {
                 "kind": "PartialObjectMetadata",
                 "apiVersion": "meta.k8s.io/v1",
-                "metadata": _meta(obj),
+                "metadata": meta(obj),
             }
         rows.append(row)
     metadata = {"resourceVersion": revision} if revision else {}

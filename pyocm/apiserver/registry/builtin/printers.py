@@ -8,7 +8,14 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from pyocm.apiserver.registry.printing import AGE, NAME, Column, age, human_duration
+from pyocm.apiserver.registry.printing import (
+    AGE,
+    CREATED_AT,
+    NAME,
+    Column,
+    age,
+    human_duration,
+)
 
 Obj = dict[str, Any]
 
@@ -114,9 +121,6 @@ def _subjects(kind: str) -> Any:
     return cell
 
 
-CREATED_AT = Column(
-    "Created At", "date", lambda o, _: (o.get("metadata") or {}).get("creationTimestamp")
-)
 ROLE = (NAME, CREATED_AT)
 BINDING = (
     NAME,
