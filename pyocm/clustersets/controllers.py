@@ -29,6 +29,9 @@ from pyocm.runtime.status import set_condition
 Obj = dict[str, Any]
 DEFAULT_SETS_KEY = "default-sets"
 RESYNC = 10.0
+#: Seconds a set's status waits after a membership change, gathering the changes
+#: that follow.
+MEMBERSHIP_SETTLE = 1.0
 DEFAULT_SETS: dict[str, Obj] = {
     "default": {
         "clusterSelector": {"selectorType": wellknown.SELECTOR_EXCLUSIVE_CLUSTER_SET_LABEL}
@@ -136,8 +139,14 @@ def add_clusterset_controllers(
     status_controller = manager.controller("clusterset-status", status.reconcile)
     status_controller.watch(sets)
     # A cluster's labels can move it in or out of any set: look at every set again, but
-    # only when a cluster comes, goes or relabels (not on every status report).
-    status_controller.watch(clusters, lambda _: sets.store.keys(), predicate=_membership_may_change)
+    # only when a cluster comes, goes or relabels (not on every status report), and once
+    # per MEMBERSHIP_SETTLE seconds: a fleet joining changes each set's count once.
+    status_controller.watch(
+        clusters,
+        lambda _: sets.store.keys(),
+        predicate=_membership_may_change,
+        delay=MEMBERSHIP_SETTLE,
+    )
 
     binding = BindingController(api, bindings, sets, clock=clock)
     binding_controller = manager.controller("clustersetbinding", binding.reconcile)

@@ -58,8 +58,12 @@ class Controller:
         mapper: Mapper = own_key,
         *,
         predicate: Callable[[Change], bool] | None = None,
+        delay: float = 0,
     ) -> None:
-        """Enqueue ``mapper(obj)`` for every change ``informer`` sees (that ``predicate`` passes)."""
+        """Enqueue ``mapper(obj)`` for every change ``informer`` sees (that ``predicate`` passes).
+
+        With ``delay``, a key is reconciled that many seconds after the first change that
+        asked for it, so a burst of changes (a fleet joining) costs one reconcile."""
 
         def handle(change: Change) -> None:
             if predicate is not None and not predicate(change):
@@ -71,7 +75,7 @@ class Controller:
             )
             for obj in objs:
                 for key in mapper(obj):
-                    self.queue.add(key)
+                    self.queue.add_after(key, delay)
 
         informer.add_handler(handle)
         self._informers.append(informer)

@@ -4,6 +4,7 @@ its agent's join CSRs (after the hub's own subject checks)."""
 from __future__ import annotations
 
 import asyncio
+import math
 from datetime import UTC, datetime
 from typing import Any
 
@@ -76,13 +77,27 @@ def _now() -> float:
 
 async def _wait_for_grant(api: Api, name: str, *, until: float) -> None:
     """Until the hub reports HubAcceptedManagedCluster True, or ``until`` (a hub whose
-    controllers run elsewhere, or not at all, never holds the approval back for long)."""
-    while _now() < until:
-        cluster = await find_cluster(api, name)
-        found = ((cluster or {}).get("status") or {}).get("conditions")
-        if conditions.is_true(found, wellknown.CLUSTER_HUB_ACCEPTED):
-            return
-        await asyncio.sleep(0.1)
+    controllers run elsewhere, or not at all, never holds the approval back for long).
+
+    Watched, as ``kubectl wait`` does, rather than polled: one request, however long the
+    hub takes (polling cost a burst of joins several reads per cluster)."""
+    seconds = until - _now()
+    if seconds <= 0:
+        return
+    try:
+        async with asyncio.timeout(seconds):
+            async for event, cluster in api.watch(
+                kinds.MANAGED_CLUSTER,
+                fields=f"metadata.name={name}",
+                timeout_seconds=math.ceil(seconds),
+            ):
+                found = (cluster.get("status") or {}).get("conditions")
+                if event != "BOOKMARK" and conditions.is_true(
+                    found, wellknown.CLUSTER_HUB_ACCEPTED
+                ):
+                    return
+    except (TimeoutError, ApiError):
+        return  # not granted in time, or not allowed to watch: approve anyway
 
 
 async def _join_csrs(api: Api, name: str) -> list[Obj]:

@@ -26,11 +26,21 @@ async def apply(api: Api, kind: Kind, desired: Obj, *, cache: Store | None = Non
     With ``cache`` (an informer's store holding such objects), an object already as
     desired costs no request at all: controllers reconcile far more often than anything
     changes. A stale cache only costs the read that would have been made anyway."""
-    if cache is not None:
-        found = await _from_cache(api, kind, desired, cache)
-        if found is not None:
-            return found
     meta = desired["metadata"]
+    if cache is not None:
+        if cache.get(key_of(desired)) is None:
+            # Not seen: almost always new (a cluster joining). Creating first costs one
+            # request where reading first costs two; an object created a moment ago and
+            # not yet back through the watch is refused, then read.
+            try:
+                return await api.create(kind, desired)
+            except ApiError as err:
+                if err.code != 409:
+                    raise
+        else:
+            found = await _from_cache(api, kind, desired, cache)
+            if found is not None:
+                return found
     try:
         existing = await api.get(kind, meta["name"], namespace=meta.get("namespace"))
     except ApiError as err:
@@ -52,8 +62,6 @@ async def _from_cache(api: Api, kind: Kind, desired: Obj, cache: Store) -> Obj |
     """The stored object if the cache settles it; None to fall back to reading it."""
     cached = cache.get(key_of(desired))
     if cached is None:
-        # Not seen yet, or created a moment ago and not yet back through the watch:
-        # reading is cheaper than a create that would be refused.
         return None
     try:
         if "roleRef" in desired and cached.get("roleRef") != desired["roleRef"]:

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from pyocm.registration.hub import rbac
 from pyocm.registration.hub.apply import apply, delete_if_present
 from pyocm.runtime import kinds
+from pyocm.runtime.cache import Store
 from pyocm.runtime.client import Api
 from pyocm.runtime.informer import Informer
 
@@ -14,16 +15,26 @@ KEY = "common-cluster-roles"
 
 
 class ClusterRolesController:
-    def __init__(self, api: Api, clusters: Informer, *, labels: Mapping[str, str] = {}) -> None:
+    def __init__(
+        self,
+        api: Api,
+        clusters: Informer,
+        *,
+        labels: Mapping[str, str] = {},
+        cache: Store | None = None,
+    ) -> None:
         self.api = api
         self.clusters = clusters
         self.labels = dict(labels)
+        #: ClusterRoles carrying the cluster-name label (the common roles do, with ""):
+        #: roles already as desired cost no request when clusters come and go.
+        self.cache = cache
 
     async def reconcile(self, key: str) -> None:
         roles = rbac.common_roles(labels=self.labels)
         if len(self.clusters.store):
             for role in roles:
-                await apply(self.api, kinds.CLUSTER_ROLE, role)
+                await apply(self.api, kinds.CLUSTER_ROLE, role, cache=self.cache)
         else:
             for role in roles:
                 await delete_if_present(self.api, kinds.CLUSTER_ROLE, role["metadata"]["name"])

@@ -133,7 +133,7 @@ def build_hub_manager(
     )
     manager.controller("csr-approval", approval.reconcile).watch(csrs)
 
-    common = ClusterRolesController(api, clusters, labels=options.labels)
+    common = ClusterRolesController(api, clusters, labels=options.labels, cache=roles.store)
     common_controller = manager.controller("clusterrole", common.reconcile)
     # Only whether any cluster exists matters: clusters coming and going, not their updates.
     common_controller.watch(
