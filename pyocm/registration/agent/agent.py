@@ -247,11 +247,10 @@ class RegistrationAgent:
         try:
             cluster = await api.get(kinds.MANAGED_CLUSTER, subject.cluster)
         except ApiError as err:
-            if err.code in (401,):
-                raise
-            if err.code == 403:
-                return
-            if err.code != 404:
+            # 403: not allowed to read it (yet?): creating it may be allowed all the same,
+            # and if that is refused too, _join retries. Skipping the creation would leave
+            # an approved certificate for a cluster that never appears.
+            if err.code not in (403, 404):
                 raise
             await self._create_cluster(api, subject)
             return
