@@ -140,7 +140,10 @@ class Store:
         start = bisect.bisect_right(kvs, base + after, key=lambda kv: kv.key) if after else 0
         items: list[Obj] = []
         last = start - 1  # index of the last item returned
+        fragments = codec.label_fragments(labels) if labels is not None else ()
         for index in range(start, len(kvs)):
+            if fragments and not codec.may_match(kvs[index].value, fragments):
+                continue
             obj = codec.decode(kvs[index])
             if not self.matches(info, obj, labels=labels, fields=fields):
                 continue
