@@ -55,16 +55,26 @@ class Api:
     """
 
     def __init__(
-        self, config: SingleConfig, *, timeout: float = 30.0, user_agent: str = "pyocm"
+        self,
+        config: SingleConfig,
+        *,
+        timeout: float = 30.0,
+        user_agent: str = "pyocm",
+        max_connections: int | None = None,
     ) -> None:
         self._config = config
         params = client_adapter.ConnectionParams(timeout=httpx2.Timeout(timeout), trust_env=False)
         # lightkube builds TLS and authentication from the kubeconfig; the pool keeps idle
         # connections for 90 s as client-go does (httpx's 5 s default would make every
         # once-a-minute lease renewal and status report pay a new TLS handshake).
-        self._http = httpx2.AsyncClient(
-            **params.httpx_params(config), limits=httpx2.Limits(keepalive_expiry=IDLE_TIMEOUT)
-        )
+        limits = httpx2.Limits(keepalive_expiry=IDLE_TIMEOUT)
+        if max_connections is not None:
+            limits = httpx2.Limits(
+                keepalive_expiry=IDLE_TIMEOUT,
+                max_connections=max_connections,
+                max_keepalive_connections=max_connections,
+            )
+        self._http = httpx2.AsyncClient(**params.httpx_params(config), limits=limits)
         self._http.headers["User-Agent"] = user_agent
         self._watch_timeout = httpx2.Timeout(timeout, read=None)
 
@@ -79,10 +89,22 @@ class Api:
 
     @classmethod
     def from_config(
-        cls, config: Mapping[str, Any], *, context: str | None = None, timeout: float = 30.0
+        cls,
+        config: Mapping[str, Any],
+        *,
+        context: str | None = None,
+        timeout: float = 30.0,
+        max_connections: int | None = None,
     ) -> Api:
-        """Connect with a kubeconfig given as a dict (such as ``build_kubeconfig``'s)."""
-        return cls(_pick(KubeConfig.from_dict(dict(config)), context), timeout=timeout)
+        """Connect with a kubeconfig given as a dict (such as ``build_kubeconfig``'s).
+
+        ``max_connections`` caps the pool (requests beyond it wait for a free
+        connection); a watch holds one connection for as long as it runs."""
+        return cls(
+            _pick(KubeConfig.from_dict(dict(config)), context),
+            timeout=timeout,
+            max_connections=max_connections,
+        )
 
     @property
     def server(self) -> str:
