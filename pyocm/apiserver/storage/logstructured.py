@@ -40,18 +40,24 @@ class Options:
 
     ``history_size`` events are kept for watches to resume from; an event younger than
     ``history_min_age`` seconds is kept even beyond that, so a burst of writes cannot
-    compact away what a briefly disconnected client needs. A watcher may fall
+    compact away what a briefly disconnected client needs. An event older than
+    ``history_max_age`` seconds is dropped at the next commit even below that count, as
+    kube-apiserver compacts etcd every five minutes: a fleet's join burst would otherwise
+    stay in memory until 100,000 later writes pushed it out. A watcher may fall
     ``watch_queue_size`` events behind before it is cut off with ``Compacted``.
     """
 
     history_size: int = 100_000
     history_min_age: float = 0.0
+    history_max_age: float = 300.0
     watch_queue_size: int = 10_000
     clock: Callable[[], float] = field(default=time.monotonic, compare=False)
 
     def __post_init__(self) -> None:
         if self.history_size < 0 or self.history_min_age < 0:
             raise ValueError("history_size and history_min_age must not be negative")
+        if self.history_max_age < self.history_min_age:
+            raise ValueError("history_max_age must not be below history_min_age")
         if self.watch_queue_size < 1:
             raise ValueError("watch_queue_size must be at least 1")
 
@@ -281,6 +287,9 @@ class LogStructured:
         self._history.extend((now, event) for event in events)
         limit, min_age = self.options.history_size, self.options.history_min_age
         while len(self._history) > limit and now - self._history[0][0] >= min_age:
+            self._compacted = self._history.popleft()[1].revision
+        expired = now - self.options.history_max_age
+        while self._history and self._history[0][0] < expired:
             self._compacted = self._history.popleft()[1].revision
 
     def _range(self, prefix: str) -> tuple[int, int]:

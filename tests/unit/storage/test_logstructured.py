@@ -206,6 +206,23 @@ async def test_history_keeps_young_events_beyond_its_size() -> None:
     assert store.oldest_revision() == 3
 
 
+async def test_history_drops_events_older_than_its_max_age() -> None:
+    now = [100.0]
+    log = HeldLog()
+    store = await started(log, history_max_age=300.0, clock=lambda: now[0])
+    for i in range(3):
+        await committed_key(store, log, f"/k{i}")
+    now[0] += 300.0
+    await committed_key(store, log, "/k3")  # the first three are exactly 300 s old: kept
+    assert store.oldest_revision() == 0
+    now[0] += 0.5
+    await committed_key(store, log, "/k4")
+    assert store.oldest_revision() == 3
+    with pytest.raises(errors.Compacted):
+        await anext(store.watch("/", after_revision=2))
+    assert [(await anext(store.watch("/", after_revision=3))).revision] == [4]
+
+
 async def test_an_overflowing_watcher_is_cut_off_and_others_go_on() -> None:
     log = HeldLog()
     store = await started(log, watch_queue_size=2)
@@ -272,6 +289,7 @@ async def test_close_commits_what_the_log_holds_then_refuses_reads() -> None:
     [
         pytest.param({"history_size": -1}, id="negative-history"),
         pytest.param({"history_min_age": -1.0}, id="negative-age"),
+        pytest.param({"history_min_age": 60.0, "history_max_age": 30.0}, id="max-below-min"),
         pytest.param({"watch_queue_size": 0}, id="empty-queue"),
     ],
 )
