@@ -388,3 +388,22 @@ async def test_restart_forgets_the_watch_history(open_store: OpenStore) -> None:
     stream = reopened.watch("/s/", after_revision=reopened.current_revision())
     new = await reopened.create("/s/c", b"")
     assert await take(stream, 1) == [Event(PUT, new, None)]
+
+
+async def test_a_quiet_watch_reports_progress_at_the_current_revision(backend: Backend) -> None:
+    mine = await backend.create("/w/mine", b"")
+    stream = backend.watch("/w/mine", after_revision=mine.mod_revision, progress_interval=0.2)
+    other = await backend.create("/x/other", b"")
+    progress = await asyncio.wait_for(anext(stream), timeout=5)
+    assert (progress.type, progress.revision) == (EventType.PROGRESS, other.mod_revision)
+    updated = await backend.update("/w/mine", b"v", expected_revision=mine.mod_revision)
+    assert await asyncio.wait_for(anext(stream), timeout=5) == Event(PUT, updated, mine)
+
+
+async def test_progress_never_overtakes_queued_events(backend: Backend) -> None:
+    stream = backend.watch("/w/", after_revision=backend.current_revision(), progress_interval=0.05)
+    written = [await backend.create(f"/w/k{i}", b"") for i in range(3)]
+    await asyncio.sleep(0.2)  # the interval passes while the events wait in the queue
+    events = [await asyncio.wait_for(anext(stream), timeout=5) for _ in range(4)]
+    assert [e.kv for e in events[:3]] == written
+    assert (events[3].type, events[3].revision) == (EventType.PROGRESS, written[-1].mod_revision)

@@ -96,3 +96,22 @@ async def test_a_watch_by_name_sees_that_object_only(admin: Client, unique: str)
     ]
     code, listed = await admin.get(path, params={"fieldSelector": f"metadata.name={names[2]}"})
     assert [i["metadata"]["name"] for i in listed["items"]] == [names[2]]
+
+
+async def test_a_quiet_watch_bookmarks_the_current_revision(admin: Client, unique: str) -> None:
+    """A watch of one object that does not change still learns how far the store went,
+    so it resumes from a recent revision (kube-apiserver's bookmarks do the same)."""
+    _, mine = await admin.post(CM, configmap(f"{unique}-quiet"))
+    rv = mine["metadata"]["resourceVersion"]
+    params = {
+        "resourceVersion": rv,
+        "allowWatchBookmarks": "true",
+        "fieldSelector": f"metadata.name={unique}-quiet",
+    }
+    watching = asyncio.create_task(admin.watch_lines(CM, params=params, limit=1, timeout=45))
+    await asyncio.sleep(1)
+    _, other = await admin.post(CM, configmap(f"{unique}-busy"))
+    events = await watching
+    assert [e["type"] for e in events] == ["BOOKMARK"]
+    marked = int(events[0]["object"]["metadata"]["resourceVersion"])
+    assert marked >= int(other["metadata"]["resourceVersion"]) > int(rv)

@@ -2,7 +2,8 @@
 
 Bookmarks are sent every ``BOOKMARK_INTERVAL`` seconds when the client allows them (kopf
 reconnects a watch that is silent for 70 s; client-go uses them to advance its
-resourceVersion). The stream ends cleanly at ``timeoutSeconds``, when the client goes
+resourceVersion). A bookmark carries the revision up to which everything was sent or
+filtered out, which the store's progress notifications keep current for quiet watches. The stream ends cleanly at ``timeoutSeconds``, when the client goes
 away, or when the server shuts down.
 """
 
@@ -47,13 +48,24 @@ async def serve(request: web.Request, state: ServerState, target: Target) -> web
     response.enable_chunked_encoding()
     await response.prepare(request)
     timeout = opts.timeout_seconds if opts.timeout_seconds is not None else DEFAULT_TIMEOUT
-    events = watching.stream(state.store, wreq, after=after)
+    # A bookmark carries how far the store went, not the last revision sent: an agent
+    # watching its own cluster resumes from a recent revision, and the store replays
+    # seconds of history for it rather than the whole window.
+    progress = _Progress()
+    events = watching.stream(
+        state.store,
+        wreq,
+        after=after,
+        progress=progress.advance,
+        progress_interval=BOOKMARK_INTERVAL / 2 if opts.allow_bookmarks else None,
+    )
     try:
         await _pump(
             response,
             state,
             target,
             events,
+            progress,
             timeout=timeout,
             bookmarks=opts.allow_bookmarks,
             shape=shape,
@@ -72,6 +84,7 @@ async def _pump(
     state: ServerState,
     target: Target,
     events: AsyncIterator[watching.WatchEvent],
+    progress: _Progress,
     *,
     timeout: int,
     bookmarks: bool,
@@ -86,7 +99,6 @@ async def _pump(
     """
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout if timeout > 0 else None
-    progress = _Progress(str(state.store.backend.current_revision()))
     forwarder = asyncio.create_task(
         _forward(response, events, progress, bookmarks=bookmarks, shape=shape)
     )
@@ -106,8 +118,13 @@ async def _pump(
                 return
             if stopping in done:
                 return
-            if bookmarks and not progress.wrote and (deadline is None or loop.time() < deadline):
-                mark = watching.bookmark(target.info, int(progress.revision))
+            if (
+                bookmarks
+                and not progress.wrote
+                and progress.revision >= 0
+                and (deadline is None or loop.time() < deadline)
+            ):
+                mark = watching.bookmark(target.info, progress.revision)
                 await response.write(_line("BOOKMARK", mark))
             progress.wrote = False
     finally:
@@ -117,14 +134,17 @@ async def _pump(
 
 
 class _Progress:
-    """What the forwarder reports to the pump: the last revision sent, and whether it
-    wrote anything since the pump last looked."""
+    """What the stream reports to the pump: the revision a bookmark may carry (-1 until
+    the initial state is out), and whether anything was written since the pump looked."""
 
     __slots__ = ("revision", "wrote")
 
-    def __init__(self, revision: str) -> None:
-        self.revision = revision
+    def __init__(self) -> None:
+        self.revision = -1
         self.wrote = False
+
+    def advance(self, revision: int) -> None:
+        self.revision = revision
 
 
 async def _forward(
@@ -143,9 +163,6 @@ async def _forward(
         ):
             continue
         obj = event.object if event.type in ("ERROR", "BOOKMARK") else shape.object(event.object)
-        rv = event.object.get("metadata", {}).get("resourceVersion")
-        if rv and event.type != "ERROR":
-            progress.revision = rv
         await response.write(_line(event.type, obj))
         progress.wrote = True
         if event.type == "ERROR":

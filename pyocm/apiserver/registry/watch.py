@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import weakref
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -78,9 +78,21 @@ async def start_revision(store: Store, request: WatchRequest) -> int:
     return wanted
 
 
-async def stream(store: Store, request: WatchRequest, *, after: int) -> AsyncIterator[WatchEvent]:
+async def stream(
+    store: Store,
+    request: WatchRequest,
+    *,
+    after: int,
+    progress: Callable[[int], None] | None = None,
+    progress_interval: float | None = None,
+) -> AsyncIterator[WatchEvent]:
     """The events of one watch. ``after`` comes from :func:`start_revision` (-1: start
-    with the current state)."""
+    with the current state).
+
+    ``progress(revision)`` is called whenever everything up to ``revision`` has been
+    yielded or filtered out: what a bookmark may carry. Every store event moves it, and
+    with ``progress_interval`` so does the store's progress notification of a quiet
+    watch, so a watcher of one unchanging object still learns how far the store went."""
     info = request.info
     if after < 0 or request.send_initial_events:
         revision, items = await store.list(
@@ -99,8 +111,18 @@ async def stream(store: Store, request: WatchRequest, *, after: int) -> AsyncIte
         if name
         else info.key_prefix(request.namespace)
     )
+    if progress is not None:
+        progress(after)
     try:
-        async for event in store.backend.watch(prefix, after_revision=after):
+        async for event in store.backend.watch(
+            prefix, after_revision=after, progress_interval=progress_interval
+        ):
+            if progress is not None:
+                # The converted event (if any) is written before this generator runs
+                # again, so no bookmark can overtake it.
+                progress(event.revision)
+            if event.type is EventType.PROGRESS:
+                continue
             converted = _convert(store, request, event)
             if converted is not None:
                 yield converted

@@ -35,6 +35,10 @@ class KeyValue:
 class EventType(Enum):
     PUT = "PUT"
     DELETE = "DELETE"
+    #: Only in a watch that asked for progress: nothing at or below the event's
+    #: revision is left to deliver (etcd's progress notification). Its ``kv`` carries
+    #: only that revision.
+    PROGRESS = "PROGRESS"
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,9 +112,16 @@ class Backend(Protocol):
         Returns the deleted value with ``mod_revision`` set to the revision of the delete.
         Raises ``KeyNotFound`` or ``Conflict`` like ``update``."""
 
-    def watch(self, prefix: str, *, after_revision: int) -> AsyncIterator[Event]:
+    def watch(
+        self, prefix: str, *, after_revision: int, progress_interval: float | None = None
+    ) -> AsyncIterator[Event]:
         """Every committed event for keys under ``prefix`` with a revision greater than
         ``after_revision``, in revision order, without gaps, until the watch is closed.
+
+        With ``progress_interval``, a watch that has delivered everything and then hears
+        nothing for that many seconds yields a ``PROGRESS`` event at the store's current
+        revision, so a client watching a quiet key can resume from a recent revision
+        (kube-apiserver's bookmarks rest on etcd's progress notifications the same way).
 
         Raises ``Compacted`` (on the first iteration) when ``after_revision`` is older than
         the retained history, and ``FutureRevision`` when it is ahead of

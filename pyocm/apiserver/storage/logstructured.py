@@ -190,8 +190,12 @@ class LogStructured:
                 return await self._write(Event(EventType.DELETE, kv, latest))
             await self._settle(key, self._mismatch(key, latest))
 
-    def watch(self, prefix: str, *, after_revision: int) -> AsyncIterator[Event]:
-        return self._stream(prefix, after_revision)
+    def watch(
+        self, prefix: str, *, after_revision: int, progress_interval: float | None = None
+    ) -> AsyncIterator[Event]:
+        if progress_interval is not None and progress_interval <= 0:
+            raise ValueError("progress_interval must be positive")
+        return self._stream(prefix, after_revision, progress_interval)
 
     # CommitSink: called by the log on the event loop.
 
@@ -300,7 +304,9 @@ class LogStructured:
 
     # Watch.
 
-    async def _stream(self, prefix: str, after_revision: int) -> AsyncIterator[Event]:
+    async def _stream(
+        self, prefix: str, after_revision: int, progress_interval: float | None
+    ) -> AsyncIterator[Event]:
         self._check_open()
         if after_revision > self._revision:
             raise errors.FutureRevision(requested=after_revision, current=self._revision)
@@ -309,6 +315,8 @@ class LogStructured:
         # Snapshot and subscribe in one step on the loop: no commit can fall between.
         replay = self._replay(prefix, after_revision)
         subscription = self._watchers.subscribe(prefix)
+        if progress_interval is not None:
+            subscription.report_progress(progress_interval, self.current_revision)
         delivered = after_revision
         try:
             for event in replay:
@@ -327,9 +335,10 @@ class LogStructured:
         the newest because a resuming watcher is usually only a little behind."""
         replay = []
         for _, event in reversed(self._history):
-            if event.revision <= after_revision:
+            kv = event.kv
+            if kv.mod_revision <= after_revision:
                 break
-            if event.kv.key.startswith(prefix):
+            if kv.key.startswith(prefix):
                 replay.append(event)
         replay.reverse()
         return replay
@@ -342,7 +351,16 @@ class _Subscription:
     queue overflowed, which drops the queue so a stuck client holds no memory.
     """
 
-    __slots__ = ("_limit", "_queue", "_waiter", "closed", "overflowed", "prefix")
+    __slots__ = (
+        "_limit",
+        "_progress_every",
+        "_queue",
+        "_revision",
+        "_waiter",
+        "closed",
+        "overflowed",
+        "prefix",
+    )
 
     def __init__(self, prefix: str, *, limit: int) -> None:
         self.prefix = prefix
@@ -351,6 +369,16 @@ class _Subscription:
         self._limit = limit
         self._queue: deque[Event] = deque()
         self._waiter: asyncio.Future[None] | None = None
+        self._progress_every: float | None = None
+        self._revision: Callable[[], int] = lambda: 0
+
+    def report_progress(self, every: float, revision: Callable[[], int]) -> None:
+        """Yield a PROGRESS event at ``revision()`` after ``every`` quiet seconds.
+
+        Events are queued on the loop in the same step that advances the store's
+        revision, so an empty queue means every event up to that revision was taken."""
+        self._progress_every = every
+        self._revision = revision
 
     def push(self, event: Event) -> bool:
         """Queue ``event``; False when this overflowed the queue just now."""
@@ -381,11 +409,21 @@ class _Subscription:
         while not self._queue:
             if self.overflowed or self.closed:
                 raise StopAsyncIteration
-            self._waiter = asyncio.get_running_loop().create_future()
+            loop = asyncio.get_running_loop()
+            self._waiter = waiter = loop.create_future()
+            timer = (
+                None
+                if self._progress_every is None
+                else loop.call_later(self._progress_every, self._wake)
+            )
             try:
-                await self._waiter
+                await waiter
             finally:
                 self._waiter = None
+                if timer is not None:
+                    timer.cancel()
+            if timer is not None and not self._queue and not (self.overflowed or self.closed):
+                return Event(EventType.PROGRESS, KeyValue("", b"", 0, self._revision()), None)
         return self._queue.popleft()
 
 

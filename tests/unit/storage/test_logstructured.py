@@ -298,5 +298,5 @@ def test_options_reject_impossible_values(options: dict[str, float]) -> None:
         logstructured.Options(**options)  # type: ignore[arg-type]
 
 
-def test_event_kinds_are_put_and_delete() -> None:
-    assert [kind.value for kind in EventType] == ["PUT", "DELETE"]
+def test_event_kinds() -> None:
+    assert [kind.value for kind in EventType] == ["PUT", "DELETE", "PROGRESS"]
