@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import random
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -145,7 +146,9 @@ class Informer:
                 labels=self.labels,
                 fields=self.fields,
                 resource_version=self._version,
-                timeout_seconds=self._watch_timeout,
+                # Between one and two timeouts, as client-go's reflector picks: a fleet of
+                # agents that started together does not re-watch together ever after.
+                timeout_seconds=int(self._watch_timeout * (1 + random.random())),
             ):
                 if event_type != "BOOKMARK":
                     self._apply(event_type, obj)
