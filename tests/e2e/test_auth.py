@@ -173,3 +173,37 @@ async def test_service_account_token_request(hub: HubProcess, admin: Client, uni
         assert code == 201 and out["status"]["userInfo"]["username"] == f"system:serviceaccount:default:{unique}"
         await admin.delete(f"/api/v1/namespaces/default/serviceaccounts/{unique}")
         assert (await client.get("/api/v1/namespaces"))[0] == 401
+
+
+async def test_cluster_role_aggregation_follows_its_sources(admin: Client, unique: str) -> None:
+    """An aggregating ClusterRole gathers the rules of the roles its selector picks, and
+    follows them as they are created, changed, relabelled and deleted; roles it does not
+    select change nothing."""
+    from tests.support import eventually
+
+    roles = "/apis/rbac.authorization.k8s.io/v1/clusterroles"
+    label = {f"{unique}.io/aggregate": "true"}
+
+    def rule(resource: str) -> dict:
+        return {"verbs": ["get"], "apiGroups": [""], "resources": [resource]}
+
+    await admin.post(roles, {
+        "metadata": {"name": f"{unique}-agg"},
+        "aggregationRule": {"clusterRoleSelectors": [{"matchLabels": label}]},
+    })
+
+    async def rules_are(*resources: str) -> bool:
+        _, role = await admin.get(f"{roles}/{unique}-agg")
+        return (role.get("rules") or []) == [rule(r) for r in resources]
+
+    await admin.post(roles, {"metadata": {"name": f"{unique}-a", "labels": label}, "rules": [rule("pods")]})
+    await admin.post(roles, {"metadata": {"name": f"{unique}-other"}, "rules": [rule("secrets")]})
+    await eventually(lambda: rules_are("pods"))
+    await admin.patch(f"{roles}/{unique}-a", {"rules": [rule("pods"), rule("configmaps")]})
+    await eventually(lambda: rules_are("pods", "configmaps"))
+    await admin.patch(f"{roles}/{unique}-other", {"metadata": {"labels": label}})
+    await eventually(lambda: rules_are("pods", "configmaps", "secrets"))
+    await admin.delete(f"{roles}/{unique}-a")
+    await eventually(lambda: rules_are("secrets"))
+    await admin.patch(f"{roles}/{unique}-other", {"metadata": {"labels": {f"{unique}.io/aggregate": None}}})
+    await eventually(lambda: rules_are())

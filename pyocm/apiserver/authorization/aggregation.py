@@ -13,7 +13,7 @@ contributes the rules it currently stores, which is where the upstream passes st
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from pyocm.apiserver.authorization.rules import PolicyRule, parse_rules
@@ -137,3 +137,24 @@ def aggregate_changes(cluster_roles: Sequence[Obj]) -> dict[str, list[dict[str, 
         for name, rules in aggregate(cluster_roles).items()
         if tuple(PolicyRule.from_dict(rule) for rule in rules) != stored[name]
     }
+
+
+def all_selectors(cluster_roles: Iterable[Obj]) -> list[Obj]:
+    """Every clusterRoleSelector of every aggregating role in ``cluster_roles``."""
+    return [selector for role in cluster_roles for selector in _selectors(role) or ()]
+
+
+def may_affect(role: Obj, selectors: Sequence[Obj]) -> bool:
+    """Whether a change to ``role`` (as it was, or as it is now) can change any aggregate:
+    it aggregates itself, or one of ``selectors`` selects it. A selector that cannot be
+    evaluated counts as selecting it."""
+    if _selectors(role) is not None:
+        return True
+    labels = _labels(role)
+    for selector in selectors:
+        try:
+            if selector_matches(selector, labels):
+                return True
+        except SelectorError:
+            return True
+    return False

@@ -3,6 +3,11 @@ the ClusterRoles their selectors match, kept current as those change."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
+import orjson
+
 from pyocm.apiserver.authorization import aggregation
 from pyocm.apiserver.controllers.base import SYSTEM, KeyedLoop
 from pyocm.apiserver.registry.strategy import Context
@@ -18,6 +23,8 @@ class AggregationController:
         self._info = info
         self._prefix = info.key_prefix()
         self.loop = KeyedLoop("clusterrole-aggregation", self._reconcile)
+        #: The aggregating roles' selectors as of the last reconcile (None: not read yet).
+        self._selectors: list[Mapping[str, Any]] | None = None
 
     async def start(self) -> None:
         self._state.store.backend.add_commit_hook(self._on_commit)
@@ -25,11 +32,24 @@ class AggregationController:
         self.loop.add("all")
 
     def _on_commit(self, events: list[Event]) -> None:
-        if any(e.kv.key.startswith(self._prefix) for e in events):
+        if any(e.kv.key.startswith(self._prefix) and self._may_affect(e) for e in events):
             self.loop.add("all")
+
+    def _may_affect(self, event: Event) -> bool:
+        """Whether the change can alter an aggregate. Each reconcile reads every
+        ClusterRole, and a joining fleet creates one per cluster that no aggregating
+        selector picks; recomputing on each of those made the join quadratic."""
+        if self._selectors is None:
+            return True
+        versions = [event.kv] if event.prev is None else [event.prev, event.kv]
+        return any(
+            aggregation.may_affect(orjson.loads(kv.value), self._selectors) for kv in versions
+        )
 
     async def _reconcile(self, key: str) -> float | None:
         _, roles = await self._state.store.list(self._info, namespace="")
+        # Set before any await: a commit after the list is judged against these selectors.
+        self._selectors = aggregation.all_selectors(roles)
         wanted = aggregation.aggregate(roles)
         by_name = {r["metadata"]["name"]: r for r in roles}
         for name, rules in wanted.items():

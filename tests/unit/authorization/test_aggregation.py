@@ -10,6 +10,8 @@ from pyocm.apiserver.authorization.aggregation import (
     SelectorError,
     aggregate,
     aggregate_changes,
+    all_selectors,
+    may_affect,
     selector_matches,
 )
 
@@ -199,3 +201,16 @@ def test_aggregate_changes_keeps_only_stale_roles() -> None:
         cr("stale", r("get", "old"), selectors=[{"matchLabels": {"x": "1"}}]),
     ]
     assert aggregate_changes(roles) == {"stale": [r("get", "a")]}
+
+
+def test_only_roles_an_aggregate_selects_or_that_aggregate_may_affect_one() -> None:
+    roles = [cr("admin", selectors=[{"matchLabels": {"to-admin": "true"}}]), cr("plain")]
+    selectors = all_selectors(roles)
+    assert selectors == [{"matchLabels": {"to-admin": "true"}}]
+    assert may_affect(cr("extra", r("get", "a"), labels={"to-admin": "true"}), selectors)
+    assert may_affect(cr("new-aggregate", selectors=[]), selectors)
+    assert not may_affect(cr("per-cluster", labels={"cluster": "c1"}), selectors)
+    # An empty selector selects every role; one that cannot be evaluated counts as selecting.
+    assert may_affect(cr("per-cluster"), all_selectors([cr("everything", selectors=[{}])]))
+    bad = [{"matchExpressions": [{"key": "k", "operator": "Near"}]}]
+    assert may_affect(cr("anything"), bad)
