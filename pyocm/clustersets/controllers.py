@@ -14,7 +14,7 @@ from typing import Any
 
 from pyocm.api import wellknown
 from pyocm.clustersets.membership import SelectorError, members
-from pyocm.clustersets.namespaces import ManagedNamespacesController, may_change
+from pyocm.clustersets.namespaces import ManagedNamespacesController, may_change, set_may_change
 from pyocm.kube.status import ApiError
 from pyocm.runtime import kinds
 from pyocm.runtime.cache import key_of
@@ -163,7 +163,7 @@ def add_clusterset_controllers(
     namespaces = ManagedNamespacesController(api, clusters, sets, recorder=recorder)
     namespaces_controller = manager.controller("managed-namespace", namespaces.reconcile)
     namespaces_controller.watch(clusters, predicate=may_change)
-    namespaces_controller.watch(sets, namespaces.clusters_of_set)
+    namespaces_controller.watch(sets, namespaces.clusters_of_set, predicate=set_may_change)
 
     if default_sets:
         defaults = DefaultSetsController(api, sets)

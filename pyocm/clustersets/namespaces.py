@@ -112,3 +112,22 @@ def may_change(change: Change) -> bool:
         change.old["metadata"].get("labels") != change.new["metadata"].get("labels")
         or entries(change.old) != entries(change.new)
     )
+
+
+def set_may_change(change: Change) -> bool:
+    """A set concerns managed namespaces when it has (or had) some, and its spec or
+    its deletion changes. Its status is rewritten as members come and go (once a second
+    while a fleet joins); each of those would otherwise look at every cluster."""
+
+    def namespaces(obj: Obj | None) -> object:
+        return ((obj or {}).get("spec") or {}).get("managedNamespaces")
+
+    if not (namespaces(change.old) or namespaces(change.new)):
+        return False
+    if change.old is None or change.new is None:
+        return True
+
+    def essence(obj: Obj) -> object:
+        return obj.get("spec"), obj["metadata"].get("deletionTimestamp")
+
+    return essence(change.old) != essence(change.new)
