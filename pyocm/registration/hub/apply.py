@@ -28,19 +28,14 @@ async def apply(api: Api, kind: Kind, desired: Obj, *, cache: Store | None = Non
     changes. A stale cache only costs the read that would have been made anyway."""
     meta = desired["metadata"]
     if cache is not None:
-        if cache.get(key_of(desired)) is None:
-            # Not seen: almost always new (a cluster joining). Creating first costs one
-            # request where reading first costs two; an object created a moment ago and
-            # not yet back through the watch is refused, then read.
-            try:
-                return await api.create(kind, desired)
-            except ApiError as err:
-                if err.code != 409:
-                    raise
-        else:
-            found = await _from_cache(api, kind, desired, cache)
-            if found is not None:
-                return found
+        cached = cache.get(key_of(desired))
+        found = await (
+            _create_new(api, kind, desired)
+            if cached is None
+            else _from_cache(api, kind, desired, cached)
+        )
+        if found is not None:
+            return found
     try:
         existing = await api.get(kind, meta["name"], namespace=meta.get("namespace"))
     except ApiError as err:
@@ -58,11 +53,20 @@ async def apply(api: Api, kind: Kind, desired: Obj, *, cache: Store | None = Non
     return await api.update(kind, merged)
 
 
-async def _from_cache(api: Api, kind: Kind, desired: Obj, cache: Store) -> Obj | None:
-    """The stored object if the cache settles it; None to fall back to reading it."""
-    cached = cache.get(key_of(desired))
-    if cached is None:
-        return None
+async def _create_new(api: Api, kind: Kind, desired: Obj) -> Obj | None:
+    """Create an object the cache has not seen: almost always new (a cluster joining),
+    so creating first costs one request where reading first costs two. None when it
+    exists after all (created a moment ago, not yet back through the watch)."""
+    try:
+        return await api.create(kind, desired)
+    except ApiError as err:
+        if err.code == 409:
+            return None
+        raise
+
+
+async def _from_cache(api: Api, kind: Kind, desired: Obj, cached: Obj) -> Obj | None:
+    """The stored object if the cached copy settles it; None to fall back to reading it."""
     try:
         if "roleRef" in desired and cached.get("roleRef") != desired["roleRef"]:
             return None
