@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 import ssl
 import time
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncGenerator, Mapping
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Literal
@@ -190,7 +190,7 @@ class Api:
         fields: str | None = None,
         resource_version: str | None = None,
         timeout_seconds: int | None = None,
-    ) -> AsyncIterator[tuple[str, Obj]]:
+    ) -> AsyncGenerator[tuple[str, Obj], None]:
         """Yield ``(type, object)`` until the server ends the stream.
 
         ``BOOKMARK`` events are yielded so callers can advance their resourceVersion; an

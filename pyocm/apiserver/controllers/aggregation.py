@@ -47,8 +47,10 @@ class AggregationController:
         )
 
     async def _reconcile(self, key: str) -> float | None:
+        # Unknown while reading: a commit that lands before the list is taken counts as
+        # relevant (another pass), one after it is judged against the selectors it read.
+        self._selectors = None
         _, roles = await self._state.store.list(self._info, namespace="")
-        # Set before any await: a commit after the list is judged against these selectors.
         self._selectors = aggregation.all_selectors(roles)
         wanted = aggregation.aggregate(roles)
         by_name = {r["metadata"]["name"]: r for r in roles}

@@ -117,15 +117,15 @@ async def stream(
         async for event in store.backend.watch(
             prefix, after_revision=after, progress_interval=progress_interval
         ):
-            if progress is not None:
-                # The converted event (if any) is written before this generator runs
-                # again, so no bookmark can overtake it.
-                progress(event.revision)
-            if event.type is EventType.PROGRESS:
-                continue
-            converted = _convert(store, request, event)
+            converted = (
+                None if event.type is EventType.PROGRESS else _convert(store, request, event)
+            )
             if converted is not None:
                 yield converted
+            # Only once the caller asks for more, so after it wrote the event: a bookmark
+            # can never overtake it, whatever the writing awaits.
+            if progress is not None:
+                progress(event.revision)
     except storage_errors.Compacted as err:
         yield WatchEvent("ERROR", errors.translate(err, info, "").status())
 

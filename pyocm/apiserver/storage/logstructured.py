@@ -41,9 +41,10 @@ class Options:
     ``history_size`` events are kept for watches to resume from; an event younger than
     ``history_min_age`` seconds is kept even beyond that, so a burst of writes cannot
     compact away what a briefly disconnected client needs. An event older than
-    ``history_max_age`` seconds is dropped at the next commit even below that count, as
-    kube-apiserver compacts etcd every five minutes: a fleet's join burst would otherwise
-    stay in memory until 100,000 later writes pushed it out. A watcher may fall
+    ``history_max_age`` seconds (never less than ``history_min_age``) is dropped at the
+    next commit even below that count, as kube-apiserver compacts etcd every five
+    minutes: a fleet's join burst would otherwise stay in memory until 100,000 later
+    writes pushed it out. A watcher may fall
     ``watch_queue_size`` events behind before it is cut off with ``Compacted``.
     """
 
@@ -56,8 +57,8 @@ class Options:
     def __post_init__(self) -> None:
         if self.history_size < 0 or self.history_min_age < 0:
             raise ValueError("history_size and history_min_age must not be negative")
-        if self.history_max_age < self.history_min_age:
-            raise ValueError("history_max_age must not be below history_min_age")
+        if self.history_max_age < 0:
+            raise ValueError("history_max_age must not be negative")
         if self.watch_queue_size < 1:
             raise ValueError("watch_queue_size must be at least 1")
 
@@ -292,7 +293,7 @@ class LogStructured:
         limit, min_age = self.options.history_size, self.options.history_min_age
         while len(self._history) > limit and now - self._history[0][0] >= min_age:
             self._compacted = self._history.popleft()[1].revision
-        expired = now - self.options.history_max_age
+        expired = now - max(self.options.history_max_age, min_age)
         while self._history and self._history[0][0] < expired:
             self._compacted = self._history.popleft()[1].revision
 

@@ -4,6 +4,7 @@ its agent's join CSRs (after the hub's own subject checks)."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import math
 from datetime import UTC, datetime
 from typing import Any
@@ -85,12 +86,14 @@ async def _wait_for_grant(api: Api, name: str, *, until: float) -> None:
     if seconds <= 0:
         return
     try:
-        async with asyncio.timeout(seconds):
-            async for event, cluster in api.watch(
-                kinds.MANAGED_CLUSTER,
-                fields=f"metadata.name={name}",
-                timeout_seconds=math.ceil(seconds),
-            ):
+        events = api.watch(
+            kinds.MANAGED_CLUSTER,
+            fields=f"metadata.name={name}",
+            timeout_seconds=math.ceil(seconds),
+        )
+        # aclosing: leaving the loop early ends the stream (and frees its connection) now.
+        async with asyncio.timeout(seconds), contextlib.aclosing(events):
+            async for event, cluster in events:
                 found = (cluster.get("status") or {}).get("conditions")
                 if event != "BOOKMARK" and conditions.is_true(
                     found, wellknown.CLUSTER_HUB_ACCEPTED

@@ -56,11 +56,12 @@ async def apply(api: Api, kind: Kind, desired: Obj, *, cache: Store | None = Non
 async def _create_new(api: Api, kind: Kind, desired: Obj) -> Obj | None:
     """Create an object the cache has not seen: almost always new (a cluster joining),
     so creating first costs one request where reading first costs two. None when it
-    exists after all (created a moment ago, not yet back through the watch)."""
+    may exist after all: 409 (created a moment ago, not yet back through the watch) or
+    403 (a namespace being terminated refuses new objects, not the ones it holds)."""
     try:
         return await api.create(kind, desired)
     except ApiError as err:
-        if err.code == 409:
+        if err.code in (403, 409):
             return None
         raise
 
