@@ -353,10 +353,12 @@ class _Subscription:
     """
 
     __slots__ = (
+        "_busy",
+        "_due",
         "_limit",
-        "_progress_every",
         "_queue",
         "_revision",
+        "_ticker",
         "_waiter",
         "closed",
         "overflowed",
@@ -370,21 +372,43 @@ class _Subscription:
         self._limit = limit
         self._queue: deque[Event] = deque()
         self._waiter: asyncio.Future[None] | None = None
-        self._progress_every: float | None = None
         self._revision: Callable[[], int] = lambda: 0
+        self._ticker: asyncio.TimerHandle | None = None
+        self._busy = False  # an event was queued since the last tick
+        self._due = False  # a PROGRESS event is owed
 
     def report_progress(self, every: float, revision: Callable[[], int]) -> None:
-        """Yield a PROGRESS event at ``revision()`` after ``every`` quiet seconds.
+        """Yield a PROGRESS event at ``revision()`` once an ``every``-second tick finds
+        the watch quiet (nothing queued since the previous tick, nothing waiting).
 
         Events are queued on the loop in the same step that advances the store's
-        revision, so an empty queue means every event up to that revision was taken."""
-        self._progress_every = every
+        revision, so an empty queue means every event up to that revision was taken.
+        One timer per watch, re-armed as it fires: an event costs no timer of its own."""
         self._revision = revision
+        loop = asyncio.get_running_loop()
+
+        def tick() -> None:
+            if self.closed or self.overflowed:
+                return
+            if not self._busy and not self._queue:
+                self._due = True
+                self._wake()
+            self._busy = False
+            self._ticker = loop.call_later(every, tick)
+
+        self._ticker = loop.call_later(every, tick)
+
+    def stop(self) -> None:
+        """Cancel the progress timer (the watch is over)."""
+        if self._ticker is not None:
+            self._ticker.cancel()
+            self._ticker = None
 
     def push(self, event: Event) -> bool:
         """Queue ``event``; False when this overflowed the queue just now."""
         if self.overflowed or self.closed:
             return True
+        self._busy = True
         if len(self._queue) >= self._limit:
             self.overflowed = True
             self._queue.clear()
@@ -396,6 +420,7 @@ class _Subscription:
 
     def end(self) -> None:
         self.closed = True
+        self.stop()
         self._wake()
 
     def _wake(self) -> None:
@@ -410,21 +435,14 @@ class _Subscription:
         while not self._queue:
             if self.overflowed or self.closed:
                 raise StopAsyncIteration
-            loop = asyncio.get_running_loop()
-            self._waiter = waiter = loop.create_future()
-            timer = (
-                None
-                if self._progress_every is None
-                else loop.call_later(self._progress_every, self._wake)
-            )
+            if self._due:
+                self._due = False
+                return Event(EventType.PROGRESS, KeyValue("", b"", 0, self._revision()), None)
+            self._waiter = asyncio.get_running_loop().create_future()
             try:
-                await waiter
+                await self._waiter
             finally:
                 self._waiter = None
-                if timer is not None:
-                    timer.cancel()
-            if timer is not None and not self._queue and not (self.overflowed or self.closed):
-                return Event(EventType.PROGRESS, KeyValue("", b"", 0, self._revision()), None)
         return self._queue.popleft()
 
 
@@ -448,6 +466,7 @@ class _Watchers:
         return subscription
 
     def unsubscribe(self, subscription: _Subscription) -> None:
+        subscription.stop()
         prefix = subscription.prefix
         subscribers = self._by_prefix.get(prefix)
         if subscribers is None or subscription not in subscribers:
