@@ -67,13 +67,12 @@ class Api:
         # lightkube builds TLS and authentication from the kubeconfig; the pool keeps idle
         # connections for 90 s as client-go does (httpx's 5 s default would make every
         # once-a-minute lease renewal and status report pay a new TLS handshake).
-        limits = httpx2.Limits(keepalive_expiry=IDLE_TIMEOUT)
-        if max_connections is not None:
-            limits = httpx2.Limits(
-                keepalive_expiry=IDLE_TIMEOUT,
-                max_connections=max_connections,
-                max_keepalive_connections=max_connections,
-            )
+        pool = (
+            {}
+            if max_connections is None
+            else {"max_connections": max_connections, "max_keepalive_connections": max_connections}
+        )
+        limits = httpx2.Limits(keepalive_expiry=IDLE_TIMEOUT, **pool)
         self._http = httpx2.AsyncClient(**params.httpx_params(config), limits=limits)
         self._http.headers["User-Agent"] = user_agent
         self._watch_timeout = httpx2.Timeout(timeout, read=None)

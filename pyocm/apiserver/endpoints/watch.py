@@ -3,8 +3,9 @@
 Bookmarks are sent every ``BOOKMARK_INTERVAL`` seconds when the client allows them (kopf
 reconnects a watch that is silent for 70 s; client-go uses them to advance its
 resourceVersion). A bookmark carries the revision up to which everything was sent or
-filtered out, which the store's progress notifications keep current for quiet watches. The stream ends cleanly at ``timeoutSeconds``, when the client goes
-away, or when the server shuts down.
+filtered out, which the store's progress notifications keep current for quiet watches.
+The stream ends cleanly at ``timeoutSeconds``, when the client goes away, or when the
+server shuts down.
 """
 
 from __future__ import annotations
