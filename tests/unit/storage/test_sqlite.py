@@ -122,6 +122,37 @@ async def test_a_path_that_cannot_be_a_file_raises_unavailable(tmp_path: Path) -
     assert str(caught.value) == "cannot open the sqlite database (IsADirectoryError)"
 
 
-def test_max_batch_must_be_positive() -> None:
-    with pytest.raises(ValueError, match=r"^max_batch must be at least 1$"):
-        sqlite.SqliteOptions(max_batch=0)
+async def test_a_key_written_several_times_in_one_batch_keeps_its_last_state(
+    store: logstructured.LogStructured, path: Path
+) -> None:
+    # Writes that do not wait for each other share batches; each key's last event wins.
+    for round_ in range(20):
+        await asyncio.gather(
+            store.create(f"/again{round_}", b"first"),
+            store.delete(f"/again{round_}"),
+            store.create(f"/again{round_}", b"second"),
+            store.create(f"/gone{round_}", b""),
+            store.delete(f"/gone{round_}"),
+            *(store.create(f"/plain{round_}-{i}", b"p") for i in range(5)),
+        )
+    assert log_of(store).transactions < 20 * 10  # some writes did share a batch
+    _, live = await store.list("/")
+    assert rows(path, "SELECT key, value, create_revision, mod_revision FROM kv ORDER BY key") == [
+        (kv.key, kv.value, kv.create_revision, kv.mod_revision) for kv in live
+    ]
+    assert rows(path, "SELECT value FROM meta") == [(store.current_revision(),)]
+
+
+async def test_a_batch_of_puts_moves_the_stored_revision(
+    store: logstructured.LogStructured, path: Path
+) -> None:
+    await store.create("/gone", b"")
+    await store.delete("/gone")
+    kvs = await asyncio.gather(*(store.create(f"/k{i}", b"") for i in range(30)))
+    assert rows(path, "SELECT value FROM meta") == [(max(kv.mod_revision for kv in kvs),)]
+
+
+def test_max_batch_must_fit_sqlite_parameter_limit() -> None:
+    for wrong in (0, 8192):
+        with pytest.raises(ValueError, match=r"^max_batch must be between 1 and 8191$"):
+            sqlite.SqliteOptions(max_batch=wrong)
