@@ -224,6 +224,33 @@ async def test_garbage_collection_by_owner(admin: Client, unique: str) -> None:
     assert code == 404
 
 
+async def test_owner_references_set_and_removed_by_updates(admin: Client, unique: str) -> None:
+    _, owner = await admin.post(CM, configmap(f"{unique}-owner"))
+    reference = {"apiVersion": "v1", "kind": "ConfigMap", "name": f"{unique}-owner",
+                 "uid": owner["metadata"]["uid"]}
+    for name in ("adopted", "released"):
+        _, dep = await admin.post(CM, configmap(f"{unique}-{name}"))
+        dep["metadata"]["ownerReferences"] = [reference]
+        code, dep = await admin.put(f"{CM}/{unique}-{name}", dep)
+        assert code == 200
+    del dep["metadata"]["ownerReferences"]
+    code, _ = await admin.put(f"{CM}/{unique}-released", dep)
+    assert code == 200
+    for n in range(3):  # the owner's own plain updates leave it known as an owner
+        owner["data"] = {"n": str(n)}
+        code, owner = await admin.put(f"{CM}/{unique}-owner", owner)
+        assert code == 200
+    await admin.delete(f"{CM}/{unique}-owner")
+    for _ in range(100):
+        code, _ = await admin.get(f"{CM}/{unique}-adopted")
+        if code == 404:
+            break
+        await asyncio.sleep(0.1)
+    assert code == 404
+    code, _ = await admin.get(f"{CM}/{unique}-released")
+    assert code == 200
+
+
 async def test_bad_input_answers_clear_errors(admin: Client, unique: str) -> None:
     code, status = await admin.request("POST", CM, raw=b"{not json")
     assert code == 400 and status["reason"] == "BadRequest"

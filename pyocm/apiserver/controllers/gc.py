@@ -80,6 +80,8 @@ class GarbageCollector:
 
     def _on_commit(self, events: list[Event]) -> None:
         for event in events:
+            if self._cannot_matter(event):
+                continue
             key = event.kv.key
             obj = codec.decode(event.kv)
             uid = str((obj.get("metadata") or {}).get("uid") or "")
@@ -98,6 +100,19 @@ class GarbageCollector:
             owners = self._owners_of.get(key, ())
             if owners and any(o not in self._uid_key for o in owners):
                 self.loop.add_after(key, DANGLING_GRACE)
+
+    def _cannot_matter(self, event: Event) -> bool:
+        """An update of an object seen before (its uid, mapped then, never changes) that
+        has no owners, had none, and is not being deleted changes nothing here. Most
+        writes are such (lease renewals, status), so they are not decoded at all."""
+        value = event.kv.value
+        return (
+            event.type is EventType.PUT
+            and event.prev is not None
+            and event.kv.key not in self._owners_of
+            and b'"ownerReferences"' not in value
+            and b'"deletionTimestamp"' not in value
+        )
 
     async def _reconcile(self, key: str) -> float | None:
         kv = await self._state.store.backend.get(key)
