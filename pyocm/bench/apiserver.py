@@ -3,6 +3,11 @@
 A hub runs in its own process (``pyocm hub --no-controllers``, SQLite with FULL sync:
 every acknowledged write is durable) and so does the baseline; the load comes from this
 process over keep-alive TLS with a client certificate. Figures, never assertions.
+
+Rates are compared at saturation. The bare server is CPU-bound at 16 clients, but a
+durable PUT spends most of its time waiting for the commit it shares with others, so
+the hub reaches its update rate only with more requests in flight (64). The update
+ratio is therefore taken with 64 clients; the 16-client ratio is printed beside it.
 """
 
 from __future__ import annotations
@@ -260,14 +265,21 @@ async def run(*, seconds: float = 5.0, workers: int = 16, watchers: int = 1000) 
                         await resp.read()
                         return resp.status
 
-                bare_rate, latencies = await _rate(session, bare, workers=workers, seconds=seconds)
-                lines.append(
-                    _line(
-                        f"bare aiohttp TLS GET, baseline ({workers} clients)", bare_rate, latencies
+                bare_rates = []
+                for clients in (workers, writers):
+                    rate, latencies = await _rate(session, bare, workers=clients, seconds=seconds)
+                    bare_rates.append(rate)
+                    lines.append(
+                        _line(
+                            f"bare aiohttp TLS GET, baseline ({clients} clients)", rate, latencies
+                        )
                     )
-                )
+    # Each ratio is against the baseline's best rate at either concurrency, so no hub
+    # figure is flattered by a baseline run below its own peak.
+    bare_rate = max(bare_rates)
     lines.append(
         f"ratios to the bare server: GET {get_rate / bare_rate:.2f} (goal >= 0.5), "
-        f"update {put_rate / bare_rate:.2f} (goal >= 0.3)"
+        f"update {many_rate / bare_rate:.2f} with {writers} clients (goal >= 0.3), "
+        f"{put_rate / bare_rate:.2f} with {workers} (each PUT waits for its fsync)"
     )
     return lines

@@ -17,16 +17,19 @@ def bench(*args: str) -> list[str]:
 
 def test_apiserver_benchmark_prints_rates_and_fan_out() -> None:
     lines = bench("apiserver", "--seconds", "0.5", "--clients", "2", "--watchers", "20")
-    assert len(lines) == 6
+    assert len(lines) == 7
     assert re.match(
         r"hub GET configmap \(2 clients\): [\d,]+ req/s, p50 [\d.]+ ms, p99 [\d.]+ ms", lines[0]
     )
     assert lines[1].startswith("hub PUT configmap, durable")
     assert lines[2].startswith("durable writes with group commit (8 clients)")
     assert re.match(r"watch fan-out to 20 watchers \(20 writes\): p50 \d+ ms, p99 \d+ ms", lines[3])
-    assert lines[4].startswith("bare aiohttp TLS GET, baseline")
+    assert lines[4].startswith("bare aiohttp TLS GET, baseline (2 clients)")
+    assert lines[5].startswith("bare aiohttp TLS GET, baseline (8 clients)")
     assert re.match(
-        r"ratios to the bare server: GET [\d.]+ \(goal >= 0.5\), update [\d.]+", lines[5]
+        r"ratios to the bare server: GET [\d.]+ \(goal >= 0.5\), "
+        r"update [\d.]+ with 8 clients \(goal >= 0.3\), [\d.]+ with 2 ",
+        lines[6],
     )
 
 
