@@ -1,7 +1,8 @@
 """``pyocm bench fleet``: a hub process, a simulated fleet, and what it costs the hub.
 
 The hub runs as its own process (``pyocm hub``, default settings), so its CPU and
-memory are its own; the simulator runs here, each cluster a real agent. Scenarios:
+memory are its own; the simulator runs here, each cluster a real agent, or split over
+``--sim-processes`` processes when one core cannot drive the whole fleet. Scenarios:
 
 * ``steady``: N clusters joined, then a window of normal life (leases every
   ``--lease-duration`` seconds, status every health-check period);
@@ -30,11 +31,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pyocm.api import conditions, wellknown
+from pyocm.bench.simulation import InProcess, Shards, Simulation, Snapshot
 from pyocm.bench.stats import latencies
-from pyocm.runtime import kinds, metrics
+from pyocm.runtime import kinds
 from pyocm.runtime.client import Api
 from pyocm.runtime.informer import Change, Informer
-from pyocm.sim.fleet import Fleet, FleetOptions
+from pyocm.sim.fleet import FleetOptions
 from pyocm.testing import HubProcess
 
 SCENARIOS = ("steady", "burst", "heartbeat-churn", "rotation-storm")
@@ -52,6 +54,8 @@ class Scenario:
     join_rate: float
     lease_seconds: int
     healthcheck_period: float
+    #: Simulator processes (one Python process drives a few thousand agents).
+    sim_processes: int = 1
 
     @classmethod
     def named(
@@ -62,9 +66,12 @@ class Scenario:
         duration: float,
         join_rate: float | None,
         lease_seconds: int | None,
+        sim_processes: int = 1,
     ) -> Scenario:
         if name not in SCENARIOS:
             raise ValueError(f"unknown scenario {name!r}; use one of {', '.join(SCENARIOS)}")
+        if not 1 <= sim_processes <= clusters:
+            raise ValueError("--sim-processes must be between 1 and --clusters")
         defaults = {
             "steady": (50.0, 60, 60.0),
             "burst": (10_000.0, 60, 60.0),
@@ -78,6 +85,7 @@ class Scenario:
             join_rate=join_rate or defaults[0],
             lease_seconds=lease_seconds or defaults[1],
             healthcheck_period=defaults[2],
+            sim_processes=sim_processes,
         )
 
 
@@ -104,27 +112,6 @@ class ProcessStats:
             if line.startswith("VmRSS:"):
                 return int(line.split()[1]) / 1024
         return 0.0
-
-
-class LeaseLatency:
-    """The agents' lease renewals (PUT of managed-cluster-lease), as they saw them."""
-
-    def __init__(self) -> None:
-        self.seconds: list[float] = []
-        self.failed = 0
-        self.recording = False
-
-    def __call__(self, method: str, path: str, status: int, seconds: float) -> None:
-        if (
-            not self.recording
-            or method != "PUT"
-            or not path.endswith("/leases/managed-cluster-lease")
-        ):
-            return
-        if status == 200:
-            self.seconds.append(seconds)
-        else:
-            self.failed += 1
 
 
 class UnknownWatch:
@@ -179,52 +166,62 @@ async def run(scenario: Scenario, *, command: str) -> Report:
 async def _measure(
     scenario: Scenario, hub: HubProcess, stats: ProcessStats, report: Report
 ) -> None:
-    latency = LeaseLatency()
-    metrics.add_observer(latency)
+    options = FleetOptions(
+        clusters=scenario.clusters,
+        join_rate=scenario.join_rate,
+        auto_accept=True,
+        lease_seconds=scenario.lease_seconds,
+        healthcheck_period=scenario.healthcheck_period,
+    )
     async with Api.from_kubeconfig(hub.kubeconfig) as admin:
-        options = FleetOptions(
-            clusters=scenario.clusters,
-            join_rate=scenario.join_rate,
-            auto_accept=True,
-            lease_seconds=scenario.lease_seconds,
-            healthcheck_period=scenario.healthcheck_period,
-        )
-        fleet = Fleet(admin, server=hub.url, ca_pem=hub.ca_pem, options=options)
+        fleet: Simulation
+        if scenario.sim_processes == 1:
+            fleet = InProcess(admin, server=hub.url, ca_pem=hub.ca_pem, options=options)
+        else:
+            fleet = Shards(
+                kubeconfig=hub.kubeconfig,
+                server=hub.url,
+                ca_pem=hub.ca_pem,
+                options=options,
+                processes=scenario.sim_processes,
+            )
         unknown = UnknownWatch(admin)
         watcher = asyncio.create_task(unknown.informer.run())
-        running = asyncio.create_task(fleet.run())
+        await fleet.start()
         try:
             cpu0, t0 = stats.cpu_seconds(), time.monotonic()
-            joined = await _until_available(fleet, timeout=max(120.0, scenario.clusters / 5))
+            seen = await _until_available(fleet, timeout=max(120.0, scenario.clusters / 5))
             joined_in = time.monotonic() - t0
             report.add("clusters", f"{scenario.clusters} ({scenario.name})")
-            if joined:
+            if seen.available:
                 report.add("all available after", f"{joined_in:.1f} s")
             else:
                 # A goal missed is a figure too: measure the window with those that made it.
-                states = ", ".join(f"{n} {s}" for s, n in fleet.counts().most_common())
+                states = ", ".join(f"{n} {s}" for s, n in seen.counts.most_common())
                 report.add("NOT all available after", f"{joined_in:.1f} s: {states}")
-            report.add("start to available", latencies(fleet.join_seconds()))
+            report.add("start to available", latencies(sorted(seen.join_seconds)))
             report.add(
                 "hub CPU while joining",
                 f"{(stats.cpu_seconds() - cpu0) / joined_in:.2f} cores",
             )
             await asyncio.sleep(min(10.0, scenario.lease_seconds))  # let the joins settle
             size0, _ = database(hub.data_dir)
-            latency.recording, unknown.counting = True, True
+            await fleet.record()
+            unknown.counting = True
             cpu1, t1 = stats.cpu_seconds(), time.monotonic()
             await asyncio.sleep(scenario.duration)
             window = time.monotonic() - t1
+            seen = await fleet.snapshot()
             report.add("window", f"{window:.0f} s, lease every {scenario.lease_seconds} s")
             report.add(
                 "hub CPU in the window", f"{(stats.cpu_seconds() - cpu1) / window:.2f} cores"
             )
             report.add("hub RSS", f"{stats.rss_mib():.0f} MiB")
-            report.add("lease renewal (agent's view)", latencies(latency.seconds))
-            report.add("lease renewals failed", str(latency.failed))
+            report.add("lease renewal (agent's view)", latencies(sorted(seen.lease_seconds)))
+            report.add("lease renewals failed", str(seen.lease_failed))
             report.add("Available -> Unknown transitions", str(unknown.transitions))
             if scenario.name == "rotation-storm":
-                report.add("certificates rotated", await _rotations(admin, fleet))
+                report.add("certificates rotated", await _rotations(admin, seen.members))
             size1, objects = database(hub.data_dir)
             report.add("database", f"{size1:.1f} MiB (grew {size1 - size0:+.1f} MiB in the window)")
             total = sum(objects.values())
@@ -232,13 +229,12 @@ async def _measure(
             top = ", ".join(f"{k} {v}" for k, v in objects.most_common(6))
             report.add("largest kinds", top)
         finally:
-            metrics.remove_observer(latency)
-            for task in (running, watcher):
-                task.cancel()
-            await asyncio.gather(running, watcher, return_exceptions=True)
+            watcher.cancel()
+            await asyncio.gather(watcher, return_exceptions=True)
+            await fleet.stop()
 
 
-async def _rotations(admin: Api, fleet: Fleet) -> str:
+async def _rotations(admin: Api, members: int) -> str:
     """How many clusters renewed their certificate, and over how long."""
     listed = await admin.list_all(kinds.CSR)
     per_cluster: dict[str, list[str]] = {}
@@ -248,18 +244,18 @@ async def _rotations(admin: Api, fleet: Fleet) -> str:
             per_cluster.setdefault(cluster, []).append(csr["metadata"]["creationTimestamp"])
     renewals = sorted(max(times) for times in per_cluster.values() if len(times) > 1)
     if not renewals:
-        return f"0 of {len(fleet.members)} (make --duration longer: rotation comes ~8 min after joining)"
-    return f"{len(renewals)} of {len(fleet.members)}, from {renewals[0]} to {renewals[-1]}"
+        return f"0 of {members} (make --duration longer: rotation comes ~8 min after joining)"
+    return f"{len(renewals)} of {members}, from {renewals[0]} to {renewals[-1]}"
 
 
-async def _until_available(fleet: Fleet, *, timeout: float) -> bool:
-    """Whether every cluster became available within ``timeout`` seconds."""
+async def _until_available(fleet: Simulation, *, timeout: float) -> Snapshot:
+    """The fleet once every cluster is available, or as it stands after ``timeout``."""
     deadline = time.monotonic() + timeout
-    while fleet.counts().get("available", 0) < len(fleet.members):
-        if time.monotonic() > deadline:
-            return False
-        await asyncio.sleep(0.2)
-    return True
+    while True:
+        seen = await fleet.snapshot()
+        if seen.available or time.monotonic() > deadline:
+            return seen
+        await asyncio.sleep(0.5)
 
 
 def command_line() -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import typer
 
 from pyocm.bench import apiserver, fleet, registration
-from pyocm.cli.common import fail, run
+from pyocm.cli.common import fail, raise_open_file_limit, run
 
 app = typer.Typer(help="Benchmarks that print figures (see BENCHMARKS.md).", no_args_is_help=True)
 
@@ -49,8 +49,15 @@ def bench_fleet(
     lease_duration: int = typer.Option(
         0, "--lease-duration", min=0, help="leaseDurationSeconds (0: the scenario's)."
     ),
+    sim_processes: int = typer.Option(
+        1,
+        "--sim-processes",
+        min=1,
+        help="Simulator processes sharing the clusters (one drives a few thousand).",
+    ),
 ) -> None:
     """A hub process, a simulated fleet, and what it costs the hub."""
+    raise_open_file_limit()  # the simulator processes inherit it
     try:
         chosen = fleet.Scenario.named(
             scenario,
@@ -58,6 +65,7 @@ def bench_fleet(
             duration=duration,
             join_rate=join_rate or None,
             lease_seconds=lease_duration or None,
+            sim_processes=sim_processes,
         )
     except ValueError as err:
         fail(str(err), code=2)

@@ -55,6 +55,20 @@ def test_fleet_benchmark_reports_the_hubs_costs() -> None:
     assert re.match(r"[\d.]+ \(\d+ in all\)", report["objects per cluster"])
 
 
+def test_fleet_benchmark_splits_the_fleet_over_simulator_processes() -> None:
+    lines = bench(
+        "fleet", "--scenario", "heartbeat-churn", "--clusters", "5", "--duration", "4",
+        "--sim-processes", "2",
+    )  # fmt: skip
+    report = {line[:35].strip(): line[35:] for line in lines}
+    assert report["clusters"] == "5 (heartbeat-churn)"
+    assert "all available after" in report
+    assert re.match(r"n=5 p50=\d+ ms", report["start to available"])
+    assert re.match(r"n=\d+ p50=\d+ ms", report["lease renewal (agent's view)"]), "leases every 2 s"
+    assert report["Available -> Unknown transitions"] == "0"
+    assert report["objects per cluster"].endswith(" in all)")
+
+
 def test_fleet_benchmark_refuses_an_unknown_scenario() -> None:
     done = subprocess.run(
         [sys.executable, "-m", "pyocm", "bench", "fleet", "--scenario", "nope"],
@@ -63,3 +77,13 @@ def test_fleet_benchmark_refuses_an_unknown_scenario() -> None:
         timeout=60,
     )
     assert done.returncode == 2 and "unknown scenario 'nope'" in done.stderr
+
+
+def test_fleet_benchmark_refuses_more_simulators_than_clusters() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "pyocm", "bench", "fleet", "--clusters", "2", "--sim-processes", "3"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 2 and "--sim-processes must be between 1 and --clusters" in done.stderr
