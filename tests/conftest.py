@@ -29,8 +29,11 @@ def _session_hub(
 
 @pytest.fixture(scope="session")
 def hub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HubProcess]:
-    """The API server alone (``--no-controllers``): nothing but the test writes objects."""
-    yield from _session_hub(tmp_path_factory, "hub", ["--no-controllers"])
+    """The API server alone (``--no-controllers``): nothing but the test writes objects.
+    Bookmarks come every 3 s, so tests of quiet watches do not wait a minute."""
+    yield from _session_hub(
+        tmp_path_factory, "hub", ["--no-controllers", "--watch-bookmark-interval", "3"]
+    )
 
 
 @pytest.fixture(scope="session")

@@ -61,6 +61,10 @@ class ServerConfig:
     #: How often the CSR cleaner runs.
     csr_cleanup_interval: timedelta = timedelta(hours=1)
     feature_gates: dict[str, bool] = field(default_factory=dict)
+    #: Seconds between the bookmarks of a quiet watch that allows them. kube-apiserver
+    #: sends one about every minute and kopf re-watches after 70 s of silence; each
+    #: bookmark is a write to every agent's watch, so not more often than needed.
+    watch_bookmark_interval: float = 55.0
 
     @property
     def storage_url(self) -> str:

@@ -60,6 +60,13 @@ def hub(
         "--auto-approved-csr-users",
         help="Comma-separated users whose join CSRs are approved without an admin (needs ManagedClusterAutoApproval).",
     ),
+    watch_bookmark_interval: float = typer.Option(
+        55.0,
+        "--watch-bookmark-interval",
+        min=1.0,
+        max=60.0,
+        help="Seconds between bookmarks on a quiet watch (kube-apiserver: about a minute).",
+    ),
     log_level: str = typer.Option("INFO", "--log-level"),
 ) -> None:
     """Run a hub API server in the foreground until Ctrl-C or SIGTERM."""
@@ -80,6 +87,7 @@ def hub(
         cluster_signing_duration=duration,
         sqlite_synchronous=sqlite_synchronous.upper(),
         feature_gates=gates,
+        watch_bookmark_interval=watch_bookmark_interval,
     )
     options = None
     if controllers:

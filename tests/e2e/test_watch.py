@@ -108,7 +108,7 @@ async def test_a_quiet_watch_bookmarks_the_current_revision(admin: Client, uniqu
         "allowWatchBookmarks": "true",
         "fieldSelector": f"metadata.name={unique}-quiet",
     }
-    watching = asyncio.create_task(admin.watch_lines(CM, params=params, limit=1, timeout=45))
+    watching = asyncio.create_task(admin.watch_lines(CM, params=params, limit=1, timeout=20))
     await asyncio.sleep(1)
     _, other = await admin.post(CM, configmap(f"{unique}-busy"))
     events = await watching

@@ -1,8 +1,8 @@
 """Watch: a chunked stream of newline-delimited JSON events.
 
-Bookmarks are sent every ``BOOKMARK_INTERVAL`` seconds when the client allows them (kopf
-reconnects a watch that is silent for 70 s; client-go uses them to advance its
-resourceVersion). A bookmark carries the revision up to which everything was sent or
+Bookmarks are sent every ``watch_bookmark_interval`` seconds (server config) when the
+client allows them (kopf reconnects a watch that is silent for 70 s; client-go uses
+them to advance its resourceVersion). A bookmark carries the revision up to which everything was sent or
 filtered out, which the store's progress notifications keep current for quiet watches.
 The stream ends cleanly at ``timeoutSeconds``, when the client goes away, or when the
 server shuts down.
@@ -25,7 +25,6 @@ from pyocm.apiserver.state import ServerState
 if TYPE_CHECKING:
     from pyocm.apiserver.endpoints.resources import Target
 
-BOOKMARK_INTERVAL = 30.0
 #: Without timeoutSeconds a watch still ends eventually, like kube-apiserver's
 #: --min-request-timeout spread (clients re-watch from their last resourceVersion).
 DEFAULT_TIMEOUT = 1800
@@ -58,7 +57,9 @@ async def serve(request: web.Request, state: ServerState, target: Target) -> web
         wreq,
         after=after,
         progress=progress.advance,
-        progress_interval=BOOKMARK_INTERVAL / 2 if opts.allow_bookmarks else None,
+        progress_interval=state.config.watch_bookmark_interval / 2
+        if opts.allow_bookmarks
+        else None,
     )
     try:
         await _pump(
@@ -106,7 +107,7 @@ async def _pump(
     stopping = asyncio.ensure_future(state.stopping.wait())
     try:
         while True:
-            wait = BOOKMARK_INTERVAL
+            wait = state.config.watch_bookmark_interval
             if deadline is not None:
                 wait = min(wait, deadline - loop.time())
                 if wait <= 0:
