@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import bisect
+import itertools
 import logging
 import time
 from collections import deque
@@ -109,6 +110,12 @@ class LogStructured:
         self._assigned = 0
         self._history: deque[tuple[float, Event]] = deque()
         self._compacted = 0
+        # For each key with an event in the history, the revision of its newest one; and,
+        # sorted, the keys whose newest event there is a delete. With _keys they tell a
+        # watch of one object, resuming, that nothing happened to it without walking the
+        # history (which holds minutes of every other object's writes).
+        self._changed: dict[str, int] = {}
+        self._gone: list[str] = []
         self._watchers = _Watchers(queue_size=self.options.watch_queue_size)
         self._hooks: list[CommitHook] = []
         self._state_error: errors.Unavailable | None = errors.Unavailable("storage is not started")
@@ -289,13 +296,32 @@ class LogStructured:
 
     def _remember(self, events: Batch) -> None:
         now = self.options.clock()
-        self._history.extend((now, event) for event in events)
+        for event in events:
+            self._history.append((now, event))
+            key = event.kv.key
+            self._changed[key] = event.revision
+            at = bisect.bisect_left(self._gone, key)
+            listed = at < len(self._gone) and self._gone[at] == key
+            if event.type is EventType.DELETE and not listed:
+                self._gone.insert(at, key)
+            elif event.type is EventType.PUT and listed:
+                del self._gone[at]
         limit, min_age = self.options.history_size, self.options.history_min_age
         while len(self._history) > limit and now - self._history[0][0] >= min_age:
-            self._compacted = self._history.popleft()[1].revision
+            self._forget(self._history.popleft()[1])
         expired = now - max(self.options.history_max_age, min_age)
         while self._history and self._history[0][0] < expired:
-            self._compacted = self._history.popleft()[1].revision
+            self._forget(self._history.popleft()[1])
+
+    def _forget(self, event: Event) -> None:
+        """``event`` left the history (compaction)."""
+        self._compacted = event.revision
+        key = event.kv.key
+        if self._changed.get(key) == event.revision:  # the key's last event went
+            del self._changed[key]
+            at = bisect.bisect_left(self._gone, key)
+            if at < len(self._gone) and self._gone[at] == key:
+                del self._gone[at]
 
     def _range(self, prefix: str) -> tuple[int, int]:
         start = bisect.bisect_left(self._keys, prefix)
@@ -334,6 +360,8 @@ class LogStructured:
     def _replay(self, prefix: str, after_revision: int) -> Batch:
         """Retained events after ``after_revision`` under ``prefix``, walking back from
         the newest because a resuming watcher is usually only a little behind."""
+        if self._quiet(prefix, after_revision):
+            return []
         replay = []
         for _, event in reversed(self._history):
             kv = event.kv
@@ -343,6 +371,22 @@ class LogStructured:
                 replay.append(event)
         replay.reverse()
         return replay
+
+    def _quiet(self, prefix: str, after_revision: int) -> bool:
+        """Whether, for a prefix that few keys fall under (one object's key, typically),
+        none of them changed after ``after_revision``. False when in doubt."""
+        start, stop = self._range(prefix)
+        end = _prefix_end(prefix)
+        first = bisect.bisect_left(self._gone, prefix)
+        last = len(self._gone) if end is None else bisect.bisect_left(self._gone, end, lo=first)
+        if stop - start > _FEW_KEYS or last - first > _FEW_KEYS:
+            return False
+        keys = itertools.chain(self._keys[start:stop], self._gone[first:last])
+        return all(self._changed.get(key, 0) <= after_revision for key in keys)
+
+
+#: Up to this many keys under a prefix, a resuming watch asks the per-key index first.
+_FEW_KEYS = 8
 
 
 class _Subscription:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import random
 
 import pytest
 
@@ -234,6 +235,37 @@ async def test_history_min_age_outlasts_a_shorter_max_age() -> None:
     now[0] += 201.0
     await committed_key(store, log, "/k2")
     assert store.oldest_revision() == 1
+
+
+async def test_replay_from_the_per_key_index_matches_a_walk_of_the_history() -> None:
+    """Writes, deletes and re-creations of keys that are prefixes of each other, with
+    compaction; every prefix and start revision must replay what the history holds."""
+    rng = random.Random(7)
+    log = HeldLog()
+    store = await started(log, history_size=40)
+    keys = ["/a/k1", "/a/k10", "/a/k2", "/b/x", *(f"/c/{i}" for i in range(12))]
+    committed: list[Event] = []
+    store.add_commit_hook(committed.extend)
+    for _ in range(300):
+        key = rng.choice(keys)
+        current = await store.get(key)
+        if current is None:
+            write = store.create(key, b"new")
+        elif rng.random() < 0.3:
+            write = store.delete(key)
+        else:
+            write = store.update(key, b"changed", expected_revision=current.mod_revision)
+        task = asyncio.ensure_future(write)
+        await settle()
+        log.commit()
+        await task
+        oldest, newest = store.oldest_revision(), store.current_revision()
+        for prefix in ("/a/k1", "/a/k2", "/a/k10", "/b/x", "/b/y", "/c/1", "/c/", "/"):
+            for after in {oldest, newest, rng.randint(oldest, newest)}:
+                expected = [
+                    e for e in committed if e.revision > after and e.kv.key.startswith(prefix)
+                ]
+                assert store._replay(prefix, after) == expected, (prefix, after)
 
 
 async def test_an_overflowing_watcher_is_cut_off_and_others_go_on() -> None:
