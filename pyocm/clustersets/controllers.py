@@ -13,7 +13,7 @@ import copy
 from typing import Any
 
 from pyocm.api import wellknown
-from pyocm.clustersets.membership import SelectorError, members
+from pyocm.clustersets.membership import SelectorError, count_members
 from pyocm.clustersets.namespaces import ManagedNamespacesController, may_change, set_may_change
 from pyocm.kube.status import ApiError
 from pyocm.runtime import kinds
@@ -51,10 +51,9 @@ class SetStatusController:
         if cluster_set is None or cluster_set["metadata"].get("deletionTimestamp"):
             return
         try:
-            selected = members(cluster_set, self.clusters.store.objects())
+            count = count_members(cluster_set, self.clusters.store.objects())
         except SelectorError:
             return  # admission refuses such sets; one stored before gets no status
-        count = len(selected)
         await set_condition(
             self.api,
             kinds.MANAGED_CLUSTER_SET,

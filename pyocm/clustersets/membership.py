@@ -16,14 +16,11 @@ class SelectorError(ValueError):
     """The set's clusterSelector cannot select anything (an unknown type, say)."""
 
 
-def members(cluster_set: Obj, clusters: Iterable[Obj]) -> list[str]:
-    """Names of the clusters ``cluster_set`` selects, sorted."""
+def count_members(cluster_set: Obj, clusters: Iterable[Obj]) -> int:
+    """How many of ``clusters`` the set selects (its status says no more: no list to
+    build and sort for every status rewrite while a fleet joins)."""
     match = matcher(cluster_set)
-    return sorted(
-        c["metadata"]["name"]
-        for c in clusters
-        if match((c.get("metadata") or {}).get("labels") or {})
-    )
+    return sum(1 for c in clusters if match((c.get("metadata") or {}).get("labels") or {}))
 
 
 def matcher(cluster_set: Obj) -> Any:
