@@ -66,6 +66,10 @@ class ServerConfig:
     #: bookmark is a write to every agent's watch, so not more often than needed.
     watch_bookmark_interval: float = 55.0
 
+    def __post_init__(self) -> None:
+        if not 0 < self.watch_bookmark_interval <= 60:
+            raise ValueError("watch_bookmark_interval must be more than 0 and at most 60 seconds")
+
     @property
     def storage_url(self) -> str:
         return self.storage or f"sqlite:///{self.data_dir / 'state.db'}"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 
 from pyocm.testing import Client
 
@@ -96,6 +97,29 @@ async def test_a_watch_by_name_sees_that_object_only(admin: Client, unique: str)
     ]
     code, listed = await admin.get(path, params={"fieldSelector": f"metadata.name={names[2]}"})
     assert [i["metadata"]["name"] for i in listed["items"]] == [names[2]]
+
+
+async def test_a_bookmark_comes_one_interval_after_the_last_event(
+    admin: Client, unique: str
+) -> None:
+    """The test hub bookmarks every 3 s. An event just after the watch starts must not
+    push the next bookmark back to twice the interval (kopf re-watches after 70 s of
+    silence, against a 55 s interval by default)."""
+    _, mine = await admin.post(CM, configmap(f"{unique}-once"))
+    params = {
+        "resourceVersion": mine["metadata"]["resourceVersion"],
+        "allowWatchBookmarks": "true",
+        "fieldSelector": f"metadata.name={unique}-once",
+    }
+    watching = asyncio.create_task(admin.watch_lines(CM, params=params, limit=2, timeout=20))
+    await asyncio.sleep(0.3)
+    mine["data"] = {"n": "1"}
+    code, _ = await admin.put(f"{CM}/{unique}-once", mine)
+    assert code == 200
+    written = time.monotonic()
+    events = await watching
+    assert [e["type"] for e in events] == ["MODIFIED", "BOOKMARK"]
+    assert time.monotonic() - written < 4.5  # one interval and slack, not two intervals
 
 
 async def test_a_quiet_watch_bookmarks_the_current_revision(admin: Client, unique: str) -> None:

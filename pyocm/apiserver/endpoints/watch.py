@@ -51,7 +51,7 @@ async def serve(request: web.Request, state: ServerState, target: Target) -> web
     # A bookmark carries how far the store went, not the last revision sent: an agent
     # watching its own cluster resumes from a recent revision, and the store replays
     # seconds of history for it rather than the whole window.
-    progress = _Progress()
+    progress = _Progress(asyncio.get_running_loop().time())
     events = watching.stream(
         state.store,
         wreq,
@@ -105,30 +105,31 @@ async def _pump(
         _forward(response, events, progress, bookmarks=bookmarks, shape=shape)
     )
     stopping = asyncio.ensure_future(state.stopping.wait())
+    interval = state.config.watch_bookmark_interval
     try:
         while True:
-            wait = state.config.watch_bookmark_interval
+            now = loop.time()
+            # A bookmark is due an interval after the last line of any kind, so a quiet
+            # watch is never silent for longer than that.
+            wait = progress.written_at + interval - now
             if deadline is not None:
-                wait = min(wait, deadline - loop.time())
-                if wait <= 0:
+                if deadline <= now:
                     return
-            done, _ = await asyncio.wait(
-                {forwarder, stopping}, timeout=wait, return_when=asyncio.FIRST_COMPLETED
-            )
-            if forwarder in done:
-                forwarder.result()  # an error (a dropped connection) ends the stream
-                return
-            if stopping in done:
-                return
-            if (
-                bookmarks
-                and not progress.wrote
-                and progress.revision >= 0
-                and (deadline is None or loop.time() < deadline)
-            ):
+                wait = min(wait, deadline - now)
+            if wait > 0:
+                done, _ = await asyncio.wait(
+                    {forwarder, stopping}, timeout=wait, return_when=asyncio.FIRST_COMPLETED
+                )
+                if forwarder in done:
+                    forwarder.result()  # an error (a dropped connection) ends the stream
+                    return
+                if stopping in done:
+                    return
+                continue
+            if bookmarks and progress.revision >= 0:
                 mark = watching.bookmark(target.info, progress.revision)
                 await response.write(_line("BOOKMARK", mark))
-            progress.wrote = False
+            progress.written_at = loop.time()
     finally:
         stopping.cancel()
         forwarder.cancel()
@@ -137,13 +138,13 @@ async def _pump(
 
 class _Progress:
     """What the stream reports to the pump: the revision a bookmark may carry (-1 until
-    the initial state is out), and whether anything was written since the pump looked."""
+    the initial state is out), and when the last line was written (loop time)."""
 
-    __slots__ = ("revision", "wrote")
+    __slots__ = ("revision", "written_at")
 
-    def __init__(self) -> None:
+    def __init__(self, now: float) -> None:
         self.revision = -1
-        self.wrote = False
+        self.written_at = now
 
     def advance(self, revision: int) -> None:
         self.revision = revision
@@ -157,6 +158,7 @@ async def _forward(
     bookmarks: bool,
     shape: responses.Shape,
 ) -> None:
+    loop = asyncio.get_running_loop()
     async for event in events:
         if (
             event.type == "BOOKMARK"
@@ -166,7 +168,7 @@ async def _forward(
             continue
         obj = event.object if event.type in ("ERROR", "BOOKMARK") else shape.object(event.object)
         await response.write(_line(event.type, obj))
-        progress.wrote = True
+        progress.written_at = loop.time()
         if event.type == "ERROR":
             return
 
