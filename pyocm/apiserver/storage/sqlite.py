@@ -29,7 +29,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Literal, TypeVar
 
 from pyocm.apiserver.storage import errors, logstructured
 from pyocm.apiserver.storage.interface import Event, EventType, KeyValue
@@ -51,9 +51,13 @@ _UPSERT_TAIL = (
     " create_revision = excluded.create_revision, mod_revision = excluded.mod_revision"
 )
 _SET_REVISION = "UPDATE meta SET value = ? WHERE name = 'revision'"
-#: SQLite's default limit on the parameters of one statement (4 per upserted row).
-_MAX_PARAMETERS = 32766
+#: Rows per upsert statement and keys per delete statement: within the 999 parameters
+#: older SQLite builds allow, and few enough statement shapes for the connection's cache
+#: of prepared statements. A batch needing more statements is one explicit transaction.
+_ROWS_PER_STATEMENT = 64
+_KEYS_PER_STATEMENT = 256
 _STOP = object()
+_T = TypeVar("_T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,8 +72,8 @@ class SqliteOptions:
         # synchronous is spliced into a PRAGMA, so only the two known words may pass.
         if self.synchronous not in ("FULL", "NORMAL"):
             raise ValueError(f"synchronous must be FULL or NORMAL, not {self.synchronous!r}")
-        if not 1 <= self.max_batch <= _MAX_PARAMETERS // 4:
-            raise ValueError(f"max_batch must be between 1 and {_MAX_PARAMETERS // 4}")
+        if self.max_batch < 1:
+            raise ValueError("max_batch must be at least 1")
 
 
 class SqliteLog:
@@ -203,22 +207,23 @@ class _Writer:
     def _write(self, batch: list[Event]) -> None:
         # kv holds the current state, so only each key's last event in the batch counts.
         last = {event.kv.key: event for event in batch}
-        rows: list[object] = []
+        rows: list[tuple[str, bytes, int, int]] = []
         deleted: list[str] = []
         for event in last.values():
             kv = event.kv
             if event.type is EventType.PUT:
-                rows += (kv.key, kv.value, kv.create_revision, kv.mod_revision)
+                rows.append((kv.key, kv.value, kv.create_revision, kv.mod_revision))
             else:
                 deleted.append(kv.key)
         conn = self._conn
-        if not deleted:  # the triggers move meta to the batch's last revision
-            conn.execute(_upsert(len(rows) // 4), rows)
-            return
+        if not deleted and len(rows) <= _ROWS_PER_STATEMENT:
+            conn.execute(_upsert(len(rows)), [v for row in rows for v in row])
+            return  # one statement commits itself; the triggers moved the revision
         conn.execute("BEGIN IMMEDIATE")
-        if rows:
-            conn.execute(_upsert(len(rows) // 4), rows)
-        conn.execute(f"DELETE FROM kv WHERE key IN ({','.join('?' * len(deleted))})", deleted)
+        for part in _chunks(rows, _ROWS_PER_STATEMENT):
+            conn.execute(_upsert(len(part)), [v for row in part for v in row])
+        for keys in _chunks(deleted, _KEYS_PER_STATEMENT):
+            conn.execute(f"DELETE FROM kv WHERE key IN ({','.join('?' * len(keys))})", keys)
         conn.execute(_SET_REVISION, (batch[-1].revision,))
         conn.execute("COMMIT")
 
@@ -244,7 +249,11 @@ class _Writer:
             self._loop.call_soon_threadsafe(callback, *args)
 
 
-@functools.cache
+def _chunks(items: list[_T], size: int) -> list[list[_T]]:
+    return [items[i : i + size] for i in range(0, len(items), size)]
+
+
+@functools.cache  # at most _ROWS_PER_STATEMENT shapes
 def _upsert(count: int) -> str:
     """One statement for ``count`` rows; SQLite caches it prepared by its text."""
     values = ",".join(["(?, ?, ?, ?)"] * count)

@@ -152,7 +152,24 @@ async def test_a_batch_of_puts_moves_the_stored_revision(
     assert rows(path, "SELECT value FROM meta") == [(max(kv.mod_revision for kv in kvs),)]
 
 
-def test_max_batch_must_fit_sqlite_parameter_limit() -> None:
-    for wrong in (0, 8192):
-        with pytest.raises(ValueError, match=r"^max_batch must be between 1 and 8191$"):
-            sqlite.SqliteOptions(max_batch=wrong)
+async def test_a_batch_larger_than_one_statement_is_one_transaction(
+    store: logstructured.LogStructured, path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Statements of 3 rows or keys: a shared batch takes several, under one commit.
+    monkeypatch.setattr(sqlite, "_ROWS_PER_STATEMENT", 3)
+    monkeypatch.setattr(sqlite, "_KEYS_PER_STATEMENT", 3)
+    kvs = await asyncio.gather(*(store.create(f"/gone{i}", b"") for i in range(300)))
+    before = log_of(store).transactions
+    await asyncio.gather(
+        *(store.create(f"/new{i}", b"n") for i in range(300)),
+        *(store.delete(kv.key) for kv in kvs),
+    )
+    assert log_of(store).transactions - before < 20
+    assert rows(path, "SELECT COUNT(*) FROM kv WHERE key LIKE '/gone%'") == [(0,)]
+    assert rows(path, "SELECT COUNT(*) FROM kv WHERE key LIKE '/new%'") == [(300,)]
+    assert rows(path, "SELECT value FROM meta") == [(store.current_revision(),)]
+
+
+def test_max_batch_must_be_positive() -> None:
+    with pytest.raises(ValueError, match=r"^max_batch must be at least 1$"):
+        sqlite.SqliteOptions(max_batch=0)
