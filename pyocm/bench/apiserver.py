@@ -6,8 +6,10 @@ process over keep-alive TLS with a client certificate. Figures, never assertions
 
 Rates are compared at saturation. The bare server is CPU-bound at 16 clients, but a
 durable PUT spends most of its time waiting for the commit it shares with others, so
-the hub reaches its update rate only with more requests in flight (64). The update
-ratio is therefore taken with 64 clients; the 16-client ratio is printed beside it.
+the hub reaches its update rate only with more requests in flight. The baseline runs
+with ``--clients`` and four times as many (16 and 64 by default) and every ratio divides
+by its best rate; the update ratio is the hub's rate with four times ``--clients``, and
+the ratio with ``--clients`` is printed beside it.
 """
 
 from __future__ import annotations

@@ -187,8 +187,8 @@ async def _measure(
             )
         unknown = UnknownWatch(admin)
         watcher = asyncio.create_task(unknown.informer.run())
-        await fleet.start()
         try:
+            await fleet.start()
             cpu0, t0 = stats.cpu_seconds(), time.monotonic()
             seen = await _until_available(fleet, timeout=max(120.0, scenario.clusters / 5))
             joined_in = time.monotonic() - t0

@@ -106,10 +106,15 @@ class InProcess:
         self._latency.recording = True
 
     async def stop(self) -> None:
+        if self._task is None:
+            return
         metrics.remove_observer(self._latency)
-        if self._task is not None:
-            self._task.cancel()
-            await asyncio.gather(self._task, return_exceptions=True)
+        self._task.cancel()
+        await asyncio.gather(self._task, return_exceptions=True)
+
+
+#: Seconds a child gets to stop its agents before it is killed.
+STOP_TIMEOUT = 30.0
 
 
 @dataclass(frozen=True)
@@ -178,27 +183,36 @@ class Shards:
         await self._ask("record")
 
     async def stop(self) -> None:
-        with contextlib.suppress(OSError, EOFError):
-            await self._ask("stop")
+        """Ask every child to stop, however the others fare; kill what does not."""
+        for pipe in self._pipes:
+            with contextlib.suppress(OSError):
+                pipe.send("stop")
         for process in self._processes:
-            await asyncio.to_thread(process.join, 30)
+            await asyncio.to_thread(process.join, STOP_TIMEOUT)
             if process.is_alive():
                 process.kill()
+                await asyncio.to_thread(process.join, STOP_TIMEOUT)
         for pipe in self._pipes:
             pipe.close()
 
     async def _ask(self, command: str) -> list[object]:
-        for pipe in self._pipes:
-            pipe.send(command)
         answers = []
         for pipe, process in zip(self._pipes, self._processes, strict=True):
             try:
+                pipe.send(command)
+            except OSError:
+                raise _ended(process) from None
+        for pipe, process in zip(self._pipes, self._processes, strict=True):
+            try:
                 answers.append(await asyncio.to_thread(pipe.recv))
-            except EOFError:
-                raise RuntimeError(
-                    f"a simulator process ended (exit code {process.exitcode})"
-                ) from None
+            except (EOFError, OSError):
+                raise _ended(process) from None
         return answers
+
+
+def _ended(process: multiprocessing.process.BaseProcess) -> RuntimeError:
+    process.join(1)
+    return RuntimeError(f"a simulator process ended (exit code {process.exitcode})")
 
 
 def _shard_main(pipe: Connection, shard: _Shard) -> None:
