@@ -296,3 +296,20 @@ async def test_accept_approves_the_csr_once_the_hub_granted_access(
             "accepted before the certificate could be issued"
         )
         await eventually(lambda: available(api, name))
+
+
+async def test_accept_with_wait_returns_at_once_for_a_cluster_accepted_before(
+    api: Api, unique: str
+) -> None:
+    """``pyocm up`` restarted on its data directory accepts its clusters again; their
+    join CSRs were cleaned up long ago and their agents hold certificates, so nothing
+    will ever ask to join. Waiting for a request would fail after the timeout."""
+    name = f"again-{unique}"
+    await api.create(
+        kinds.MANAGED_CLUSTER,
+        {"metadata": {"name": name}, "spec": {"hubAcceptsClient": True}},
+    )
+    try:
+        assert await accept_cluster(api, name, wait=True, timeout=5, grant_wait=0.5) == []
+    finally:
+        await api.delete(kinds.MANAGED_CLUSTER, name)
