@@ -78,10 +78,15 @@ def _beyond_status(change: Change) -> bool:
 
 
 def _renewed(change: Change) -> bool:
+    """A renewal: an update that moved renewTime. As upstream, not a lease first seen
+    (a hub restarted after hours down lists leases hours old: no clock is wrong)."""
+
     def renew(obj: Obj | None) -> object:
         return ((obj or {}).get("spec") or {}).get("renewTime")
 
-    return change.new is not None and renew(change.old) != renew(change.new)
+    return (
+        change.old is not None and change.new is not None and renew(change.old) != renew(change.new)
+    )
 
 
 def build_hub_manager(
