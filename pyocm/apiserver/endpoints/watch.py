@@ -1,9 +1,10 @@
 """Watch: a chunked stream of newline-delimited JSON events.
 
-Bookmarks are sent every ``watch_bookmark_interval`` seconds (server config) when the
-client allows them (kopf reconnects a watch that is silent for 70 s; client-go uses
-them to advance its resourceVersion). A bookmark carries the revision up to which everything was sent or
-filtered out, which the store's progress notifications keep current for quiet watches.
+A bookmark is sent ``watch_bookmark_interval`` seconds (server config) after the last
+line when the client allows them (kopf reconnects a watch that is silent for 70 s;
+client-go uses them to advance its resourceVersion). A bookmark carries the revision up
+to which everything was sent or filtered out, which the store's progress notifications
+keep current for quiet watches.
 The stream ends cleanly at ``timeoutSeconds``, when the client goes away, or when the
 server shuts down.
 """

@@ -324,10 +324,7 @@ class LogStructured:
                 del self._gone[at]
 
     def _range(self, prefix: str) -> tuple[int, int]:
-        start = bisect.bisect_left(self._keys, prefix)
-        end = _prefix_end(prefix)
-        stop = len(self._keys) if end is None else bisect.bisect_left(self._keys, end, lo=start)
-        return start, stop
+        return _prefix_span(self._keys, prefix)
 
     # Watch.
 
@@ -376,9 +373,7 @@ class LogStructured:
         """Whether, for a prefix that few keys fall under (one object's key, typically),
         none of them changed after ``after_revision``. False when in doubt."""
         start, stop = self._range(prefix)
-        end = _prefix_end(prefix)
-        first = bisect.bisect_left(self._gone, prefix)
-        last = len(self._gone) if end is None else bisect.bisect_left(self._gone, end, lo=first)
+        first, last = _prefix_span(self._gone, prefix)
         if stop - start > _FEW_KEYS or last - first > _FEW_KEYS:
             return False
         keys = itertools.chain(self._keys[start:stop], self._gone[first:last])
@@ -540,6 +535,13 @@ class _Watchers:
                 subscription.end()
         self._by_prefix.clear()
         self._lengths.clear()
+
+
+def _prefix_span(keys: list[str], prefix: str) -> tuple[int, int]:
+    """The slice of the sorted ``keys`` that start with ``prefix``, in O(log n)."""
+    start = bisect.bisect_left(keys, prefix)
+    end = _prefix_end(prefix)
+    return start, len(keys) if end is None else bisect.bisect_left(keys, end, lo=start)
 
 
 def _prefix_end(prefix: str) -> str | None:
