@@ -53,6 +53,9 @@ class Snapshot:
     join_seconds: list[float] = field(default_factory=list)
     lease_seconds: list[float] = field(default_factory=list)
     lease_failed: int = 0
+    #: Agents asked to renew in the last rotation storm, and the seconds each took.
+    rotating: int = 0
+    rotation_seconds: list[float] = field(default_factory=list)
 
     def add(self, other: Snapshot) -> None:
         self.members += other.members
@@ -60,6 +63,8 @@ class Snapshot:
         self.join_seconds.extend(other.join_seconds)
         self.lease_seconds.extend(other.lease_seconds)
         self.lease_failed += other.lease_failed
+        self.rotating += other.rotating
+        self.rotation_seconds.extend(other.rotation_seconds)
 
     @property
     def available(self) -> bool:
@@ -74,6 +79,9 @@ class Simulation(Protocol):
     async def record(self) -> None:
         """Start counting lease renewals."""
 
+    async def rotate(self) -> None:
+        """Make every running agent renew its certificate now."""
+
     async def stop(self) -> None: ...
 
 
@@ -84,6 +92,8 @@ def _snapshot(fleet: Fleet, latency: LeaseLatency) -> Snapshot:
         join_seconds=fleet.join_seconds(),
         lease_seconds=list(latency.seconds),
         lease_failed=latency.failed,
+        rotating=fleet.rotating,
+        rotation_seconds=fleet.rotation_seconds(),
     )
 
 
@@ -104,6 +114,9 @@ class InProcess:
 
     async def record(self) -> None:
         self._latency.recording = True
+
+    async def rotate(self) -> None:
+        self._fleet.rotate()
 
     async def stop(self) -> None:
         if self._task is None:
@@ -182,6 +195,9 @@ class Shards:
     async def record(self) -> None:
         await self._ask("record")
 
+    async def rotate(self) -> None:
+        await self._ask("rotate")
+
     async def stop(self) -> None:
         """Ask every child to stop, however the others fare; kill what does not."""
         for pipe in self._pipes:
@@ -231,6 +247,9 @@ async def _serve_shard(pipe: Connection, shard: _Shard) -> None:
                     pipe.send(await fleet.snapshot())
                 elif command == "record":
                     await fleet.record()
+                    pipe.send(None)
+                elif command == "rotate":
+                    await fleet.rotate()
                     pipe.send(None)
                 else:
                     pipe.send(None)

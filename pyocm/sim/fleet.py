@@ -66,6 +66,7 @@ class Member:
     state: str = "not started"
     started: float = 0.0
     available_after: float | None = None
+    agent: RegistrationAgent | None = None
     task: asyncio.Task[Any] | None = None
 
 
@@ -93,6 +94,8 @@ class Fleet:
         self._to_accept: asyncio.Queue[Member] = asyncio.Queue()
         self._bootstrap: dict[str, Any] = {}
         self._returns: set[asyncio.TimerHandle] = set()
+        self._storm: float | None = None
+        self._storm_members: list[Member] = []
 
     def counts(self) -> Counter[str]:
         """How many clusters are in each state (the agent's words, without details)."""
@@ -100,6 +103,29 @@ class Fleet:
 
     def join_seconds(self) -> list[float]:
         return sorted(m.available_after for m in self.members if m.available_after is not None)
+
+    @property
+    def rotating(self) -> int:
+        """How many agents the last :meth:`rotate` asked to renew."""
+        return len(self._storm_members)
+
+    def rotate(self) -> None:
+        """Make every running agent renew its certificate now (a rotation storm)."""
+        self._storm = time.monotonic()
+        self._storm_members = [
+            m for m in self.members if m.agent is not None and m.task and not m.task.done()
+        ]
+        for member in self._storm_members:
+            assert member.agent is not None
+            member.agent.rotate_now()
+
+    def rotation_seconds(self) -> list[float]:
+        """Seconds from the last :meth:`rotate` to each renewed credential being stored."""
+        if self._storm is None:
+            return []
+        secret = AgentOptions().hub_kubeconfig_secret
+        saved = (m.cluster.saved_at.get(secret, 0.0) for m in self._storm_members)
+        return sorted(at - self._storm for at in saved if at > self._storm)
 
     async def run(self) -> None:
         token = bootstraptoken.generate()
@@ -138,6 +164,7 @@ class Fleet:
             ),
             on_state=lambda state: self._changed(member, state),
         )
+        member.agent = agent
         member.task = asyncio.create_task(agent.run(), name=f"agent {member.name}")
 
     def _changed(self, member: Member, state: str) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 import uuid
 from dataclasses import dataclass, field
 from typing import Any
@@ -35,6 +36,8 @@ class MemoryCluster:
     bootstrap: dict[str, Any] | None = None
     claim_values: dict[str, str] = field(default_factory=dict)
     namespaces: dict[str, dict[str, str]] = field(default_factory=dict)
+    #: When each secret was last saved (monotonic seconds): the fleet times renewals by it.
+    saved_at: dict[str, float] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         for name, value in self.shape.claims:
@@ -45,6 +48,7 @@ class MemoryCluster:
 
     async def save_secret(self, name: str, data: dict[str, bytes]) -> None:
         self.secrets[name] = dict(data)
+        self.saved_at[name] = time.monotonic()
 
     async def load_identity(self) -> dict[str, str]:
         return dict(self.identity)

@@ -69,6 +69,16 @@ def test_fleet_benchmark_splits_the_fleet_over_simulator_processes() -> None:
     assert report["objects per cluster"].endswith(" in all)")
 
 
+def test_fleet_benchmark_times_a_rotation_storm() -> None:
+    lines = bench("fleet", "--scenario", "rotation-storm", "--clusters", "3", "--duration", "4")
+    report = {line[:35].strip(): line[35:] for line in lines}
+    assert re.match(r"3 of 3, the last after [\d.]+ s", report["certificates renewed at once"])
+    assert re.match(r"n=3 p50=\d+ ms", report["renewal (asked to stored)"])
+    assert re.match(r"[\d.]+ cores", report["hub CPU during the storm"])
+    assert report["renewal CSRs on the hub"].startswith("3 approved, created from ")
+    assert report["Available -> Unknown transitions"] == "0"
+
+
 def test_fleet_benchmark_refuses_an_unknown_scenario() -> None:
     done = subprocess.run(
         [sys.executable, "-m", "pyocm", "bench", "fleet", "--scenario", "nope"],

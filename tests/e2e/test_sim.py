@@ -86,6 +86,34 @@ async def test_churned_clusters_come_back_with_their_credential(
     assert len(csrs) == 1, "a cluster coming back keeps its certificate: no new join"
 
 
+async def test_a_rotation_storm_renews_every_certificate_at_once(
+    hub: HubProcess, api: Api, unique: str
+) -> None:
+    options = FleetOptions(
+        clusters=3, prefix=f"{unique}-", join_rate=50, auto_accept=True, healthcheck_period=5
+    )
+    fleet = Fleet(api, server=hub.url, ca_pem=hub.ca_pem, options=options)
+    async with running(fleet):
+        await eventually(lambda: asyncio.sleep(0, fleet.counts().get("available") == 3), timeout=60)
+        before = {m.name: m.cluster.secrets["hub-kubeconfig-secret"]["tls.crt"] for m in fleet.members}
+        assert fleet.rotation_seconds() == []
+        fleet.rotate()
+        assert fleet.rotating == 3
+        await eventually(lambda: asyncio.sleep(0, len(fleet.rotation_seconds()) == 3), timeout=60)
+        for member in fleet.members:
+            assert member.cluster.secrets["hub-kubeconfig-secret"]["tls.crt"] != before[member.name]
+            csrs = await api.list(kinds.CSR, labels=f"{wellknown.CLUSTER_NAME_LABEL}={member.name}")
+            reasons = sorted(c["status"]["conditions"][0]["reason"] for c in csrs["items"])
+            assert reasons == ["AutoApprovedByHubCSRApprovingController", "AutoApprovedByPyocmAccept"]
+        # Each agent goes on with its new certificate: status reports and leases continue.
+        await eventually(lambda: asyncio.sleep(0, fleet.counts().get("available") == 3), timeout=60)
+        for member in fleet.members:
+            cluster = await api.get(kinds.MANAGED_CLUSTER, member.name)
+            assert conditions.is_true(
+                cluster["status"]["conditions"], wellknown.CLUSTER_CERTIFICATE_ROTATED
+            )
+
+
 def test_the_sim_command_reports_its_fleet(hub: HubProcess, unique: str) -> None:
     process = Running(
         "sim",

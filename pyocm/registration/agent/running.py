@@ -205,8 +205,9 @@ class Session:
         chain = certs.load_chain(self.data[credentials.TLS_CRT])
         due = certs.rotation_due(chain, now=self.clock.now(), threshold=certs.rotation_threshold())
         wait = (due - self.clock.now()).total_seconds()
-        if wait > 0:
-            await self.clock.sleep(wait)
+        if wait > 0 and not self.agent.rotation_requested.is_set():
+            await _first(self.clock.sleep(wait), self.agent.rotation_requested.wait())
+        self.agent.rotation_requested.clear()
         key = keys.generate_private_key()
         try:
             cert_pem = await request_certificate(
