@@ -73,7 +73,6 @@ def setup_logging(level: str) -> None:
     logging.basicConfig(
         level=level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
-    logging.getLogger("httpx2").setLevel(logging.WARNING)
 
 
 async def until_signal(work: Coroutine[Any, Any, object]) -> None:

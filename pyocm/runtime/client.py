@@ -1,7 +1,10 @@
 """A dict-in, dict-out Kubernetes client for controllers and agents.
 
-Connection, TLS and credentials come from lightkube (kubeconfig parsing, client
-certificates, tokens, exec plugins); this module adds what controllers need on top:
+TLS and credentials come from lightkube (kubeconfig parsing, client certificates,
+tokens, exec plugins, see :mod:`~pyocm.runtime.kubeauth`); requests go out through
+aiohttp, which costs about a quarter of httpx's CPU per request (0.20 ms against
+0.86 ms for a GET on this machine). That matters twice: for the hub's own controllers,
+and for a simulator driving thousands of agents. This module adds what controllers need:
 REST paths built from a :class:`~pyocm.runtime.kinds.Kind` without discovery, objects as
 plain dicts (the shape the API serves, no model round trip), subresources, watches that
 surface ``410 Gone`` to the caller, and every failure answer turned into
@@ -12,15 +15,16 @@ Nothing here knows pyocm's server: the same client drives a real kube-apiserver.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import ssl
 import time
-from collections.abc import AsyncGenerator, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Literal
 
-import httpx2
+import aiohttp
 import orjson
 from lightkube.config import client_adapter
 from lightkube.config.kubeconfig import KubeConfig, SingleConfig
@@ -28,6 +32,7 @@ from lightkube.config.kubeconfig import KubeConfig, SingleConfig
 from pyocm.kube.status import ApiError
 from pyocm.runtime import metrics
 from pyocm.runtime.kinds import Kind
+from pyocm.runtime.kubeauth import Login
 
 Obj = dict[str, Any]
 PatchType = Literal["merge", "json", "strategic"]
@@ -63,19 +68,25 @@ class Api:
         max_connections: int | None = None,
     ) -> None:
         self._config = config
-        params = client_adapter.ConnectionParams(timeout=httpx2.Timeout(timeout), trust_env=False)
-        # lightkube builds TLS and authentication from the kubeconfig; the pool keeps idle
-        # connections for 90 s as client-go does (httpx's 5 s default would make every
-        # once-a-minute lease renewal and status report pay a new TLS handshake).
-        pool = (
-            {}
-            if max_connections is None
-            else {"max_connections": max_connections, "max_keepalive_connections": max_connections}
+        if config.user is None:
+            raise ApiConnectionError("kubeconfig context names no user")
+        self._base = str(config.cluster.server).rstrip("/")
+        self._ssl = client_adapter.verify_cluster(
+            config.cluster, config.user, config.abs_file, trust_env=False
         )
-        limits = httpx2.Limits(keepalive_expiry=IDLE_TIMEOUT, **pool)
-        self._http = httpx2.AsyncClient(**params.httpx_params(config), limits=limits)
-        self._http.headers["User-Agent"] = user_agent
-        self._watch_timeout = httpx2.Timeout(timeout, read=None)
+        self._auth = client_adapter.user_auth(config.user)
+        self._headers = {"User-Agent": user_agent, "Accept": "application/json"}
+        self._max_connections = max_connections
+        # As httpx's timeouts were: each phase (a connection from the pool, connecting,
+        # every read) gets ``timeout`` seconds, not the request as a whole; a watch may
+        # go quiet for as long as the server likes.
+        self._timeout = aiohttp.ClientTimeout(
+            total=None, connect=timeout, sock_connect=timeout, sock_read=timeout
+        )
+        self._watch_timeout = aiohttp.ClientTimeout(
+            total=None, connect=timeout, sock_connect=timeout, sock_read=None
+        )
+        self._session: aiohttp.ClientSession | None = None
 
     @classmethod
     def from_kubeconfig(
@@ -110,7 +121,24 @@ class Api:
         return str(self._config.cluster.server)
 
     async def close(self) -> None:
-        await self._http.aclose()
+        if self._session is not None:
+            await self._session.close()
+            self._session = None
+
+    def _http(self) -> aiohttp.ClientSession:
+        """The session, made on first use (aiohttp wants a running event loop)."""
+        if self._session is None:
+            # Idle connections are kept for 90 s as client-go does, so once-a-minute lease
+            # renewals and status reports do not pay a new TLS handshake each time.
+            connector = aiohttp.TCPConnector(
+                ssl=self._ssl,
+                limit=self._max_connections or 100,
+                keepalive_timeout=IDLE_TIMEOUT,
+            )
+            self._session = aiohttp.ClientSession(
+                connector=connector, headers=self._headers, timeout=self._timeout
+            )
+        return self._session
 
     async def __aenter__(self) -> Api:
         return self
@@ -203,30 +231,23 @@ class Api:
             resourceVersion=resource_version,
             timeoutSeconds=timeout_seconds,
         )
-        request = self._http.build_request(
-            "GET", path(kind, namespace=namespace), params=params, timeout=self._watch_timeout
-        )
-        response = await self._send(request, stream=True)
-        try:
-            if response.status_code >= 300:
-                await response.aread()
-                raise _api_error(response)
-            async for line in response.aiter_lines():
-                if not line.strip():
-                    continue
-                event = orjson.loads(line)
-                if event.get("type") == "ERROR":
-                    raise _status_error(event.get("object") or {}, fallback_code=500)
-                yield str(event.get("type")), event.get("object") or {}
-        except httpx2.HTTPError as err:
-            raise ApiConnectionError(f"watch of {kind} on {self.server} broke: {err}") from err
-        finally:
-            await response.aclose()
+        target = path(kind, namespace=namespace)
+        async with self._open("GET", target, params=params, timeout=self._watch_timeout) as answer:
+            if answer.status >= 300:
+                raise _api_error(answer.status, await answer.read(), answer.reason)
+            try:
+                async for line in _lines(answer.content):
+                    event = orjson.loads(line)
+                    if event.get("type") == "ERROR":
+                        raise _status_error(event.get("object") or {}, fallback_code=500)
+                    yield str(event.get("type")), event.get("object") or {}
+            except (aiohttp.ClientError, TimeoutError) as err:
+                raise ApiConnectionError(f"watch of {kind} on {self.server} broke: {err}") from err
 
     async def probe(self, target: str) -> tuple[int, str]:
         """GET a non-resource path (``/livez``, ``/healthz``); answer its status code and text."""
-        response = await self._send(self._http.build_request("GET", target))
-        return response.status_code, response.text[:512]
+        async with self._open("GET", target) as answer:
+            return answer.status, (await answer.read()).decode(errors="replace")[:512]
 
     async def server_version(self) -> Obj:
         return await self._object("GET", "/version")
@@ -301,18 +322,18 @@ class Api:
         content_type: str = "application/json",
     ) -> Any:
         """Send one request and return the decoded JSON answer, raising :class:`ApiError`."""
-        headers = {"Accept": "application/json"}
         content = None
+        headers: dict[str, str] = {}
         if body is not None:
             content = orjson.dumps(body)
             headers["Content-Type"] = content_type
-        request = self._http.build_request(
-            method, target, params=params, content=content, headers=headers
-        )
-        response = await self._send(request)
-        if response.status_code >= 300:
-            raise _api_error(response)
-        return orjson.loads(response.content) if response.content else {}
+        async with self._open(
+            method, target, params=params, data=content, headers=headers
+        ) as answer:
+            status, reason, data = answer.status, answer.reason, await answer.read()
+        if status >= 300:
+            raise _api_error(status, data, reason)
+        return orjson.loads(data) if data else {}
 
     async def _object(self, method: str, target: str, **options: Any) -> Obj:
         answer = await self.request(method, target, **options)
@@ -322,31 +343,79 @@ class Api:
             )
         return answer
 
-    async def _send(self, request: httpx2.Request, *, stream: bool = False) -> httpx2.Response:
-        if not metrics.observing():
-            return await self._send_now(request, stream=stream)
+    @contextlib.asynccontextmanager
+    async def _open(
+        self,
+        method: str,
+        target: str,
+        *,
+        params: Mapping[str, str] | None = None,
+        data: bytes | None = None,
+        headers: Mapping[str, str] | None = None,
+        timeout: aiohttp.ClientTimeout | None = None,
+    ) -> AsyncIterator[aiohttp.ClientResponse]:
+        """The response once its headers are in (sent again when the credential's flow
+        has a fresher one after a 401); transport failures become ApiConnectionError,
+        including those met while the caller reads the body."""
         started = time.perf_counter()
         code = 0
+        login = Login(self._auth)
         try:
-            response = await self._send_now(request, stream=stream)
-            code = response.status_code
-            return response
+            auth = await login.headers()
+            while True:
+                response = await self._http().request(
+                    method,
+                    self._base + target,
+                    params=params,
+                    data=data,
+                    headers={**(headers or {}), **auth},
+                    timeout=timeout or self._timeout,
+                )
+                fresher = await login.retry_after_401() if response.status == 401 else None
+                if fresher is None:
+                    break
+                response.release()
+                auth = fresher
+            code = response.status
+            if metrics.observing():
+                metrics.observe(method, target, code, time.perf_counter() - started)
+            async with response:
+                yield response
+        except aiohttp.ClientConnectorCertificateError as err:
+            raise ApiConnectionError(
+                f"cannot verify {self.server}: its serving certificate is not signed by the CA "
+                f"the kubeconfig trusts ({_verify_message(err)})"
+            ) from err
+        except aiohttp.ClientConnectorError as err:
+            raise ApiConnectionError(
+                f"cannot connect to {self.server}: {err.os_error or err}"
+            ) from err
+        except TimeoutError as err:
+            raise ApiConnectionError(
+                f"{self.server} did not answer {method} {target} in time"
+            ) from err
+        except aiohttp.ClientError as err:
+            raise ApiConnectionError(f"{method} {target} on {self.server} failed: {err}") from err
         finally:
-            metrics.observe(request.method, request.url.path, code, time.perf_counter() - started)
+            if code == 0 and metrics.observing():
+                metrics.observe(method, target, 0, time.perf_counter() - started)
+            await login.close()
 
-    async def _send_now(self, request: httpx2.Request, *, stream: bool) -> httpx2.Response:
-        try:
-            return await self._http.send(request, stream=stream)
-        except httpx2.ConnectError as err:
-            raise ApiConnectionError(_connect_message(self.server, err)) from err
-        except httpx2.TimeoutException as err:
-            raise ApiConnectionError(
-                f"{self.server} did not answer {request.method} {request.url.path} in time"
-            ) from err
-        except httpx2.HTTPError as err:
-            raise ApiConnectionError(
-                f"{request.method} {request.url.path} on {self.server} failed: {err}"
-            ) from err
+
+async def _lines(stream: aiohttp.StreamReader) -> AsyncIterator[bytes]:
+    """The non-empty lines of a watch stream, however long (``readline`` caps them)."""
+    pending = bytearray()
+    async for chunk in stream.iter_any():
+        pending += chunk
+        start = 0
+        while (end := pending.find(b"\n", start)) >= 0:
+            line = bytes(pending[start:end])
+            if line.strip():
+                yield line
+            start = end + 1
+        del pending[:start]
+    if pending.strip():
+        yield bytes(pending)
 
 
 def path(
@@ -390,19 +459,15 @@ def _query(**values: Any) -> dict[str, str]:
     return {key: str(value) for key, value in values.items() if value is not None and value != ""}
 
 
-def _api_error(response: httpx2.Response) -> ApiError:
+def _api_error(code: int, content: bytes, reason: str | None) -> ApiError:
     try:
-        body = orjson.loads(response.content)
+        body = orjson.loads(content)
     except orjson.JSONDecodeError:
         body = None
     if isinstance(body, dict) and body.get("kind") == "Status":
-        return _status_error(body, fallback_code=response.status_code)
-    text = response.text.strip()[:200] or response.reason_phrase
-    return ApiError(
-        code=response.status_code,
-        reason=_REASONS.get(response.status_code, "Unknown"),
-        message=text,
-    )
+        return _status_error(body, fallback_code=code)
+    text = content.decode(errors="replace").strip()[:200] or reason or ""
+    return ApiError(code=code, reason=_REASONS.get(code, "Unknown"), message=text)
 
 
 def _status_error(status: Obj, *, fallback_code: int) -> ApiError:
@@ -415,16 +480,11 @@ def _status_error(status: Obj, *, fallback_code: int) -> ApiError:
     )
 
 
-def _connect_message(server: str, err: httpx2.ConnectError) -> str:
-    cause: BaseException | None = err
-    while cause is not None:
-        if isinstance(cause, ssl.SSLCertVerificationError):
-            return (
-                f"cannot verify {server}: its serving certificate is not signed by the CA "
-                f"the kubeconfig trusts ({cause.verify_message})"
-            )
-        cause = cause.__cause__ or cause.__context__
-    return f"cannot connect to {server}: {err}"
+def _verify_message(err: aiohttp.ClientConnectorCertificateError) -> str:
+    cause = err.certificate_error
+    if isinstance(cause, ssl.SSLCertVerificationError) and cause.verify_message:
+        return str(cause.verify_message)
+    return str(cause)
 
 
 _REASONS = {

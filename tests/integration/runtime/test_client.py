@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import base64
-from datetime import timedelta
+import sys
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,7 @@ from pyocm.pki.ca import CertificateAuthority
 from pyocm.pki.csr import build_csr
 from pyocm.pki.keys import generate_private_key
 from pyocm.pki.kubeconfig import build_kubeconfig, load_kubeconfig
+from pyocm.registration import bootstraptoken
 from pyocm.runtime import kinds
 from pyocm.runtime.client import Api, ApiConnectionError, path
 from pyocm.testing import HubProcess
@@ -186,3 +188,64 @@ async def test_unreachable_server_is_named(hub: HubProcess) -> None:
 def test_missing_kubeconfig_is_named() -> None:
     with pytest.raises(ApiConnectionError, match="does not exist"):
         Api.from_kubeconfig("/nonexistent/kubeconfig")
+
+
+PLUGIN = """
+import json, pathlib, sys
+runs = pathlib.Path(sys.argv[1])
+runs.write_text(runs.read_text() + "x" if runs.exists() else "x")
+token = "abcdef.0123456789abcdef" if len(runs.read_text()) == 1 else sys.argv[2]
+print(json.dumps({"apiVersion": "client.authentication.k8s.io/v1beta1",
+                  "kind": "ExecCredential", "status": {"token": token}}))
+"""
+
+
+async def _bootstrap_token(api: Api) -> str:
+    token = bootstraptoken.generate()
+    await api.create(kinds.SECRET, bootstraptoken.token_secret(token, now=datetime.now(UTC)))
+    return str(token)
+
+
+async def _authenticated(client: Api) -> bool:
+    """True when the hub knows who this is: 403 for a user without bindings, not 401."""
+    try:
+        await client.list(kinds.SECRET, namespace="kube-system")
+    except ApiError as err:
+        assert err.code in (401, 403), err
+        return err.code == 403
+    return True
+
+
+async def test_an_exec_plugin_runs_again_after_a_401(
+    hub: HubProcess, api: Api, tmp_path: Path
+) -> None:
+    token = await _bootstrap_token(api)
+    (tmp_path / "plugin.py").write_text(PLUGIN)
+    config = build_kubeconfig(server=hub.url, ca_pem=hub.ca_pem, token="unused")
+    config["users"][0]["user"] = {
+        "exec": {
+            "apiVersion": "client.authentication.k8s.io/v1beta1",
+            "command": sys.executable,
+            "args": [str(tmp_path / "plugin.py"), str(tmp_path / "runs"), token],
+        }
+    }
+    async with Api.from_config(config) as client:
+        # Its first credential is refused; the next request runs the plugin again and is
+        # sent once more with the fresh token, as client-go's exec authenticator does.
+        assert not await _authenticated(client)
+        assert await _authenticated(client)
+        assert await _authenticated(client)
+    assert (tmp_path / "runs").read_text() == "xx", "a good token is kept, not fetched again"
+
+
+async def test_a_token_file_is_read_again_after_a_401(
+    hub: HubProcess, api: Api, tmp_path: Path
+) -> None:
+    token = await _bootstrap_token(api)
+    (tmp_path / "token").write_text("abcdef.0123456789abcdef")
+    config = build_kubeconfig(server=hub.url, ca_pem=hub.ca_pem, token="unused")
+    config["users"][0]["user"] = {"tokenFile": str(tmp_path / "token")}
+    async with Api.from_config(config) as client:
+        assert not await _authenticated(client)
+        (tmp_path / "token").write_text(token)  # rotated, as a kubelet rotates a projected token
+        assert await _authenticated(client)
