@@ -143,6 +143,10 @@ class HubServer:
         ctx.load_cert_chain(str(pki.serving_cert), str(pki.serving_key))
         ctx.load_verify_locations(cadata=pki.ca.cert_pem.decode())
         ctx.verify_mode = ssl.CERT_OPTIONAL
+        # No TLS 1.3 session tickets: Kubernetes clients do not resume sessions, and
+        # writing each ticket makes OpenSSL 3.0 decode the session (peer certificate
+        # included) again, 40 % of the hub's CPU for a new connection (3.1 -> 1.85 ms).
+        ctx.num_tickets = 0
         ctx.set_alpn_protocols(["http/1.1"])
         return ctx
 
