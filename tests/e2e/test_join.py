@@ -24,6 +24,7 @@ from pyocm.registration.agent.status import ClaimOptions
 from pyocm.registration.hub.accept import accept_cluster
 from pyocm.runtime import kinds
 from pyocm.runtime.client import Api
+from pyocm.sim.memory import MemoryCluster
 from pyocm.testing import HubProcess
 from tests.agents import accept, available, bootstrap_kubeconfig, condition, running_agent
 from tests.support import eventually
@@ -313,3 +314,48 @@ async def test_accept_with_wait_returns_at_once_for_a_cluster_accepted_before(
         assert await accept_cluster(api, name, wait=True, timeout=5, grant_wait=0.5) == []
     finally:
         await api.delete(kinds.MANAGED_CLUSTER, name)
+
+
+async def test_a_waiting_agent_sees_at_once_its_csr_deleted_or_denied(
+    hub: HubProcess, api: Api, unique: str
+) -> None:
+    # The agent watches its CSR instead of reading it every ``poll`` seconds (30 here):
+    # every change below is seen within moments.
+    name = f"wait-{unique}"
+    states: list[str] = []
+    bootstrap = await bootstrap_kubeconfig(api, hub)
+    async with Api.from_config(bootstrap) as joining:  # the hub knows the new token
+        await eventually(lambda: joining.list(kinds.MANAGED_CLUSTER, fields="metadata.name=x"))
+    agent = RegistrationAgent(
+        bootstrap=bootstrap,
+        managed=MemoryCluster(),
+        options=AgentOptions(cluster_name=name, poll=30),
+        on_state=states.append,
+    )
+    running = asyncio.create_task(agent.run())
+    try:
+
+        async def pending() -> Obj | None:
+            listed = await api.list(kinds.CSR, labels=f"{wellknown.CLUSTER_NAME_LABEL}={name}")
+            return listed["items"][0] if listed["items"] else None
+
+        first = await eventually(pending, timeout=10)
+        await eventually(lambda: asyncio.sleep(0, states[-1].startswith("waiting for the hub admin")))
+        await api.delete(kinds.CSR, first["metadata"]["name"])
+
+        async def recreated() -> Obj | None:
+            found = await pending()
+            return found if found and found["metadata"]["uid"] != first["metadata"]["uid"] else None
+
+        again = await eventually(recreated, timeout=10)
+        again.setdefault("status", {})["conditions"] = [
+            {"type": "Denied", "status": "True", "reason": "NotYou", "message": "denied by a test"}
+        ]
+        await api.update(kinds.CSR, again, subresource="approval")
+        await eventually(
+            lambda: asyncio.sleep(0, states[-1] == f"csr {again['metadata']['name']} was denied on the hub; waiting for a new approval"),
+            timeout=10,
+        )
+    finally:
+        running.cancel()
+        await asyncio.gather(running, return_exceptions=True)

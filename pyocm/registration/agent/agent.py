@@ -227,6 +227,7 @@ class RegistrationAgent:
                     key,
                     clock=self.clock,
                     poll=self.options.poll,
+                    watch=True,
                     expiration_seconds=self.options.expiration_seconds,
                     on_pending=self._pending,
                 )

@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 import logging
 from collections.abc import Callable
+from typing import Any
 
 from pyocm.api import conditions
 from pyocm.kube.status import ApiError
@@ -18,10 +19,15 @@ from pyocm.pki import keys
 from pyocm.registration.agent import certs
 from pyocm.registration.agent.errors import AgentError
 from pyocm.runtime import kinds
-from pyocm.runtime.client import Api
+from pyocm.runtime.client import Api, ApiConnectionError
 from pyocm.runtime.clock import Clock
 
+Obj = dict[str, Any]
 log = logging.getLogger(__name__)
+
+
+#: How long one watch of the CSR lasts before the agent looks again from scratch.
+WATCH_SECONDS = 300
 
 
 async def request_certificate(
@@ -31,10 +37,16 @@ async def request_certificate(
     *,
     clock: Clock,
     poll: float = 1.0,
+    watch: bool = False,
     expiration_seconds: int | None = None,
     on_pending: Callable[[str, bool], None] | None = None,
 ) -> bytes:
-    """Create (or find) the CSR and return the issued certificate's PEM."""
+    """Create (or find) the CSR and return the issued certificate's PEM.
+
+    With ``watch`` the agent waits on a watch of its CSR, as upstream's CSR informer
+    does: a cluster waiting hours for an admin costs the hub nothing. Without it, the
+    CSR is read every ``poll`` seconds, for a connection pool that a watch would hold
+    (the running agent's, where the hub approves renewals within moments)."""
     body = certs.csr_object(subject, key, expiration_seconds=expiration_seconds)
     name = str(body["metadata"]["name"])  # type: ignore[index]
     try:
@@ -43,7 +55,7 @@ async def request_certificate(
     except ApiError as err:
         if err.code != 409:
             raise
-    announced = False
+    waiting = _Waiting(name, key, on_pending)
     while True:
         try:
             csr = await api.get(kinds.CSR, name)
@@ -53,18 +65,64 @@ async def request_certificate(
             # Deleted before it was issued (an admin cleaned up, or the hub's CSR GC): ask again.
             await api.create(kinds.CSR, body)
             continue
+        if (pem := waiting.issued(csr)) is not None:
+            return pem
+        if not watch:
+            await clock.sleep(poll)
+            continue
+        try:
+            if (pem := await _watch(api, csr, waiting)) is not None:
+                return pem
+        except ApiError as err:
+            if err.code not in (403, 410):  # 410: history moved on; 403: no watch granted
+                raise
+            await clock.sleep(poll)
+        except ApiConnectionError as err:
+            log.warning("agent: watching CSR %s: %s", name, err)
+            await clock.sleep(poll)
+
+
+async def _watch(api: Api, csr: Obj, waiting: _Waiting) -> bytes | None:
+    """The certificate, once the watch shows it; None when the watch ends first (or
+    the CSR is deleted) and the caller should look again."""
+    async for event, obj in api.watch(
+        kinds.CSR,
+        fields=f"metadata.name={waiting.name}",
+        resource_version=csr["metadata"]["resourceVersion"],
+        timeout_seconds=WATCH_SECONDS,
+    ):
+        if event == "DELETED":
+            return None
+        if event in ("ADDED", "MODIFIED") and (pem := waiting.issued(obj)) is not None:
+            return pem
+    return None
+
+
+class _Waiting:
+    """What the agent makes of each state of its CSR while it waits."""
+
+    def __init__(
+        self, name: str, key: keys.PrivateKey, on_pending: Callable[[str, bool], None] | None
+    ) -> None:
+        self.name = name
+        self.key = key
+        self.on_pending = on_pending
+        self.announced: bool | None = None  # the denial state last announced
+
+    def issued(self, csr: Obj) -> bytes | None:
         found = (csr.get("status") or {}).get("conditions") or []
         certificate = (csr.get("status") or {}).get("certificate")
         if conditions.is_true(found, "Approved") and certificate:
             pem = base64.b64decode(certificate)
             chain = certs.load_chain(pem)
-            if not chain or not certs.key_matches(chain[0], key):
+            if not chain or not certs.key_matches(chain[0], self.key):
                 raise AgentError(
-                    f"the certificate issued for CSR {name} does not match the agent's private key"
+                    f"the certificate issued for CSR {self.name} does not match the agent's private key"
                 )
             return pem
-        if not announced or conditions.is_true(found, "Denied"):
-            if on_pending is not None:
-                on_pending(name, conditions.is_true(found, "Denied"))
-            announced = True
-        await clock.sleep(poll)
+        denied = conditions.is_true(found, "Denied")
+        if self.announced is None or (denied and not self.announced):
+            if self.on_pending is not None:
+                self.on_pending(self.name, denied)
+            self.announced = denied
+        return None
