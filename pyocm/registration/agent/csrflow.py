@@ -28,6 +28,8 @@ log = logging.getLogger(__name__)
 
 #: How long one watch of the CSR lasts before the agent looks again from scratch.
 WATCH_SECONDS = 300
+#: Polling backs off from ``poll`` to this many times ``poll`` between reads.
+POLL_BACKOFF = 8
 
 
 async def request_certificate(
@@ -44,42 +46,54 @@ async def request_certificate(
     """Create (or find) the CSR and return the issued certificate's PEM.
 
     With ``watch`` the agent waits on a watch of its CSR, as upstream's CSR informer
-    does: a cluster waiting hours for an admin costs the hub nothing. Without it, the
-    CSR is read every ``poll`` seconds, for a connection pool that a watch would hold
-    (the running agent's, where the hub approves renewals within moments)."""
+    does: a cluster waiting hours for an admin costs the hub nothing. Without it, for a
+    connection pool that a watch would hold (the running agent's, where the hub
+    approves renewals within moments), the CSR is read after ``poll`` seconds, then
+    at doubling intervals up to ``POLL_BACKOFF * poll``: in a rotation storm, reads
+    every second from thousands of agents would crowd out the renewals themselves."""
     body = certs.csr_object(subject, key, expiration_seconds=expiration_seconds)
     name = str(body["metadata"]["name"])  # type: ignore[index]
+    csr: Obj | None = None
     try:
-        await api.create(kinds.CSR, body)
+        csr = await api.create(kinds.CSR, body)
         log.info("created CSR %s for cluster %s", name, subject.cluster)
     except ApiError as err:
         if err.code != 409:
             raise
     waiting = _Waiting(name, key, on_pending)
+    delay = poll
     while True:
-        try:
-            csr = await api.get(kinds.CSR, name)
-        except ApiError as err:
-            if err.code != 404:
-                raise
-            # Deleted before it was issued (an admin cleaned up, or the hub's CSR GC): ask again.
-            await api.create(kinds.CSR, body)
-            continue
+        if csr is None:
+            try:
+                csr = await api.get(kinds.CSR, name)
+            except ApiError as err:
+                if err.code != 404:
+                    raise
+                # Deleted before it was issued (an admin cleaned up, or the hub's CSR
+                # GC): ask again.
+                csr = await api.create(kinds.CSR, body)
         if (pem := waiting.issued(csr)) is not None:
             return pem
         if not watch:
-            await clock.sleep(poll)
-            continue
-        try:
-            if (pem := await _watch(api, csr, waiting)) is not None:
-                return pem
-        except ApiError as err:
-            if err.code not in (403, 410):  # 410: history moved on; 403: no watch granted
-                raise
-            await clock.sleep(poll)
-        except ApiConnectionError as err:
-            log.warning("agent: watching CSR %s: %s", name, err)
-            await clock.sleep(poll)
+            await clock.sleep(delay)
+            delay = min(delay * 2, poll * POLL_BACKOFF)
+        elif (pem := await _watch_or_pause(api, csr, waiting, clock=clock, poll=poll)) is not None:
+            return pem
+        csr = None  # look again
+
+
+async def _watch_or_pause(
+    api: Api, csr: Obj, waiting: _Waiting, *, clock: Clock, poll: float
+) -> bytes | None:
+    try:
+        return await _watch(api, csr, waiting)
+    except ApiError as err:
+        if err.code not in (403, 410):  # 410: history moved on; 403: no watch granted
+            raise
+    except ApiConnectionError as err:
+        log.warning("agent: watching CSR %s: %s", waiting.name, err)
+    await clock.sleep(poll)
+    return None
 
 
 async def _watch(api: Api, csr: Obj, waiting: _Waiting) -> bytes | None:
