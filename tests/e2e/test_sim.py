@@ -96,6 +96,10 @@ async def test_a_rotation_storm_renews_every_certificate_at_once(
     async with running(fleet):
         await eventually(lambda: asyncio.sleep(0, fleet.counts().get("available") == 3), timeout=60)
         before = {m.name: m.cluster.secrets["hub-kubeconfig-secret"]["tls.crt"] for m in fleet.members}
+        renewed = {
+            m.name: (await api.get(kinds.LEASE, "managed-cluster-lease", namespace=m.name))["spec"]["renewTime"]
+            for m in fleet.members
+        }
         assert fleet.rotation_seconds() == []
         fleet.rotate()
         assert fleet.rotating == 3
@@ -105,13 +109,16 @@ async def test_a_rotation_storm_renews_every_certificate_at_once(
             csrs = await api.list(kinds.CSR, labels=f"{wellknown.CLUSTER_NAME_LABEL}={member.name}")
             reasons = sorted(c["status"]["conditions"][0]["reason"] for c in csrs["items"])
             assert reasons == ["AutoApprovedByHubCSRApprovingController", "AutoApprovedByPyocmAccept"]
-        # Each agent goes on with its new certificate: status reports and leases continue.
+        # Each agent goes on with its new certificate, on its lease schedule: a rotation
+        # is no reason to renew the lease again at once.
         await eventually(lambda: asyncio.sleep(0, fleet.counts().get("available") == 3), timeout=60)
         for member in fleet.members:
             cluster = await api.get(kinds.MANAGED_CLUSTER, member.name)
             assert conditions.is_true(
                 cluster["status"]["conditions"], wellknown.CLUSTER_CERTIFICATE_ROTATED
             )
+            lease = await api.get(kinds.LEASE, "managed-cluster-lease", namespace=member.name)
+            assert lease["spec"]["renewTime"] == renewed[member.name]
 
 
 def test_the_sim_command_reports_its_fleet(hub: HubProcess, unique: str) -> None:

@@ -12,7 +12,7 @@ import contextlib
 import logging
 import random
 from collections.abc import Coroutine, Mapping
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from pyocm.api import conditions, wellknown
@@ -170,11 +170,18 @@ class Session:
             if conditions.is_true(
                 (cluster.get("status") or {}).get("conditions"), wellknown.CLUSTER_HUB_ACCEPTED
             ):
-                await self._renew_once()
-                await _first(
-                    self._duration_changed(seconds),
-                    self.clock.sleep(seconds * (1 + 0.25 * random.random())),
-                )
+                # The renewal schedule outlives the session: a rotated certificate starts
+                # a new one, which need not renew again at once (upstream's lease updater
+                # does not notice rotations either).
+                due = self.agent.lease_due.get(seconds)
+                wait = (due - self.clock.now()).total_seconds() if due else 0.0
+                if wait <= 0:
+                    renewed = await self._renew_once()
+                    wait = seconds * (1 + 0.25 * random.random())
+                    self.agent.lease_due = (
+                        {seconds: self.clock.now() + timedelta(seconds=wait)} if renewed else {}
+                    )
+                await _first(self._duration_changed(seconds), self.clock.sleep(wait))
             else:
                 self.lease_changed.clear()
                 await _first(self.lease_changed.wait(), self.clock.sleep(1.0))
@@ -188,11 +195,13 @@ class Session:
                 return
             await self.lease_changed.wait()
 
-    async def _renew_once(self) -> None:
+    async def _renew_once(self) -> bool:
+        """Renew the lease; False when that failed (and the next session should not wait)."""
         try:
             lease = await self.api.get(kinds.LEASE, LEASE, namespace=self.subject.cluster)
             lease.setdefault("spec", {})["renewTime"] = _micro(self.clock.now())
             await self.api.update(kinds.LEASE, lease)
+            return True
         except ApiError as err:
             if err.code == 401:
                 raise Rebootstrap("the hub refused the agent's certificate") from None
@@ -200,6 +209,7 @@ class Session:
                 log.warning("agent: renewing the lease: %s", err.message)
         except ApiConnectionError as err:
             log.warning("agent: renewing the lease: %s", err)
+        return False
 
     async def _rotate(self) -> None:
         chain = certs.load_chain(self.data[credentials.TLS_CRT])
