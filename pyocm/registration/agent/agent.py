@@ -107,7 +107,7 @@ class RegistrationAgent:
 
     def rotate_now(self) -> None:
         """Renew the client certificate now instead of at 75 to 80 % of its life (the
-        fleet simulator's rotation storm; a certificate an admin wants replaced)."""
+        fleet simulator's rotation storm asks every agent at once)."""
         self.rotation_requested.set()
 
     async def run(self) -> str:
