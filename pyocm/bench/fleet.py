@@ -198,6 +198,7 @@ async def _measure(
                 "hub CPU while joining",
                 f"{(stats.cpu_seconds() - cpu0) / joined_in:.2f} cores",
             )
+            report.add("hub RSS after joining", f"{stats.rss_mib():.0f} MiB")
             await asyncio.sleep(min(10.0, scenario.lease_seconds))  # let the joins settle
             size0, _ = database(hub.data_dir)
             await fleet.record()
@@ -212,7 +213,7 @@ async def _measure(
             report.add(
                 "hub CPU in the window", f"{(stats.cpu_seconds() - cpu1) / window:.2f} cores"
             )
-            report.add("hub RSS", f"{stats.rss_mib():.0f} MiB")
+            report.add("hub RSS at the end", f"{stats.rss_mib():.0f} MiB")
             report.add("lease renewal (agent's view)", latencies(sorted(seen.lease_seconds)))
             report.add("lease renewals failed", str(seen.lease_failed))
             report.add("Available -> Unknown transitions", str(unknown.transitions))

@@ -49,7 +49,8 @@ def test_fleet_benchmark_reports_the_hubs_costs() -> None:
     assert report["clusters"] == "3 (heartbeat-churn)"
     assert re.match(r"n=3 p50=\d+ ms", report["start to available"])
     assert re.match(r"[\d.]+ cores", report["hub CPU in the window"])
-    assert re.match(r"\d+ MiB", report["hub RSS"])
+    assert re.match(r"\d+ MiB", report["hub RSS after joining"])
+    assert re.match(r"\d+ MiB", report["hub RSS at the end"])
     assert re.match(r"n=\d+ p50=\d+ ms", report["lease renewal (agent's view)"]), "leases every 2 s"
     assert report["Available -> Unknown transitions"] == "0"
     assert re.match(r"[\d.]+ \(\d+ in all\)", report["objects per cluster"])
