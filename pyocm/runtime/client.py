@@ -87,6 +87,7 @@ class Api:
             total=None, connect=timeout, sock_connect=timeout, sock_read=None
         )
         self._session: aiohttp.ClientSession | None = None
+        self._closed = False
 
     @classmethod
     def from_kubeconfig(
@@ -121,12 +122,14 @@ class Api:
         return str(self._config.cluster.server)
 
     async def close(self) -> None:
+        self._closed = True
         if self._session is not None:
             await self._session.close()
-            self._session = None
 
     def _http(self) -> aiohttp.ClientSession:
         """The session, made on first use (aiohttp wants a running event loop)."""
+        if self._closed:
+            raise ApiConnectionError(f"the client of {self.server} is closed")
         if self._session is None:
             # Idle connections are kept for 90 s as client-go does, so once-a-minute lease
             # renewals and status reports do not pay a new TLS handshake each time.
@@ -371,16 +374,14 @@ class Api:
                     headers={**(headers or {}), **auth},
                     timeout=timeout or self._timeout,
                 )
-                fresher = await login.retry_after_401() if response.status == 401 else None
-                if fresher is None:
+                async with response:
+                    if response.status == 401 and (fresher := await login.retry_after_401()):
+                        auth = fresher
+                        continue
+                    yield response
+                    # Counted once the caller is done with the body (a watch: once it ends).
+                    code = response.status
                     break
-                response.release()
-                auth = fresher
-            code = response.status
-            if metrics.observing():
-                metrics.observe(method, target, code, time.perf_counter() - started)
-            async with response:
-                yield response
         except aiohttp.ClientConnectorCertificateError as err:
             raise ApiConnectionError(
                 f"cannot verify {self.server}: its serving certificate is not signed by the CA "
@@ -397,8 +398,8 @@ class Api:
         except aiohttp.ClientError as err:
             raise ApiConnectionError(f"{method} {target} on {self.server} failed: {err}") from err
         finally:
-            if code == 0 and metrics.observing():
-                metrics.observe(method, target, 0, time.perf_counter() - started)
+            if metrics.observing():
+                metrics.observe(method, target, code, time.perf_counter() - started)
             await login.close()
 
 

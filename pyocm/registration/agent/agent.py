@@ -22,7 +22,6 @@ import random
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from datetime import datetime
 from typing import Any
 
 from pyocm.kube import names
@@ -88,8 +87,9 @@ class RegistrationAgent:
         self.subject: certs.Subject | None = None
         self.uid = ""
         self.rotation_requested = asyncio.Event()
-        #: When the lease is next due, by the leaseDurationSeconds it was scheduled for.
-        self.lease_due: dict[int, datetime] = {}
+        #: When the lease is next due (the clock's monotonic seconds), by the
+        #: leaseDurationSeconds it was scheduled for.
+        self.lease_due: dict[int, float] = {}
 
     @property
     def hub(self) -> credentials.Hub:

@@ -8,10 +8,12 @@ waited on instead of being created again.
 
 from __future__ import annotations
 
+import asyncio
 import base64
+import contextlib
 import logging
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Literal
 
 from pyocm.api import conditions
 from pyocm.kube.status import ApiError
@@ -85,8 +87,19 @@ async def request_certificate(
 async def _watch_or_pause(
     api: Api, csr: Obj, waiting: _Waiting, *, clock: Clock, poll: float
 ) -> bytes | None:
+    """The certificate, or None to look again: at once after a deletion, after ``poll``
+    seconds when the watch ended or failed (a hub shutting down ends every watch at
+    once, and thousands of waiting agents must not spin)."""
     try:
-        return await _watch(api, csr, waiting)
+        # Bounded here too: a connection that died silently would never end the stream.
+        async with asyncio.timeout(WATCH_SECONDS + 30):
+            outcome = await _watch(api, csr, waiting)
+        if isinstance(outcome, bytes):
+            return outcome
+        if outcome == "deleted":
+            return None
+    except TimeoutError:
+        pass
     except ApiError as err:
         if err.code not in (403, 410):  # 410: history moved on; 403: no watch granted
             raise
@@ -96,20 +109,22 @@ async def _watch_or_pause(
     return None
 
 
-async def _watch(api: Api, csr: Obj, waiting: _Waiting) -> bytes | None:
-    """The certificate, once the watch shows it; None when the watch ends first (or
-    the CSR is deleted) and the caller should look again."""
-    async for event, obj in api.watch(
+async def _watch(api: Api, csr: Obj, waiting: _Waiting) -> bytes | Literal["deleted", "ended"]:
+    """The certificate once the watch shows it, or how the watch ended without one."""
+    events = api.watch(
         kinds.CSR,
         fields=f"metadata.name={waiting.name}",
         resource_version=csr["metadata"]["resourceVersion"],
         timeout_seconds=WATCH_SECONDS,
-    ):
-        if event == "DELETED":
-            return None
-        if event in ("ADDED", "MODIFIED") and (pem := waiting.issued(obj)) is not None:
-            return pem
-    return None
+    )
+    # aclosing: leaving early ends the stream and frees its connection now.
+    async with contextlib.aclosing(events):
+        async for event, obj in events:
+            if event == "DELETED":
+                return "deleted"
+            if event in ("ADDED", "MODIFIED") and (pem := waiting.issued(obj)) is not None:
+                return pem
+    return "ended"
 
 
 class _Waiting:

@@ -12,7 +12,7 @@ import contextlib
 import logging
 import random
 from collections.abc import Coroutine, Mapping
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from pyocm.api import conditions, wellknown
@@ -173,13 +173,14 @@ class Session:
                 # The renewal schedule outlives the session: a rotated certificate starts
                 # a new one, which need not renew again at once (upstream's lease updater
                 # does not notice rotations either).
+                # Monotonic: a wall clock stepped back must not hold the lease.
                 due = self.agent.lease_due.get(seconds)
-                wait = (due - self.clock.now()).total_seconds() if due else 0.0
+                wait = min(due - self.clock.monotonic(), seconds * 1.25) if due else 0.0
                 if wait <= 0:
                     renewed = await self._renew_once()
                     wait = seconds * (1 + 0.25 * random.random())
                     self.agent.lease_due = (
-                        {seconds: self.clock.now() + timedelta(seconds=wait)} if renewed else {}
+                        {seconds: self.clock.monotonic() + wait} if renewed else {}
                     )
                 await _first(self._duration_changed(seconds), self.clock.sleep(wait))
             else:
@@ -219,17 +220,26 @@ class Session:
             await _first(self.clock.sleep(wait), self.agent.rotation_requested.wait())
         self.agent.rotation_requested.clear()
         key = keys.generate_private_key()
-        try:
-            cert_pem = await request_certificate(
-                self.api,
-                self.subject,
-                key,
-                clock=self.clock,
-                poll=self.agent.options.poll,
-                expiration_seconds=self.agent.options.expiration_seconds,
-            )
-        except ApiError as err:
-            raise _translate(err) from None
+        failures = 0
+        while True:
+            try:
+                cert_pem = await request_certificate(
+                    self.api,
+                    self.subject,
+                    key,
+                    clock=self.clock,
+                    poll=self.agent.options.poll,
+                    expiration_seconds=self.agent.options.expiration_seconds,
+                )
+                break
+            except ApiError as err:
+                raise _translate(err) from None
+            except ApiConnectionError as err:
+                # The hub is busy or away: the current certificate still serves, so ask
+                # again (the same key finds the same CSR) instead of ending the agent.
+                failures += 1
+                log.warning("agent: renewing the client certificate: %s", err)
+                await self.clock.sleep(min(self.agent.options.poll * 2**failures, 60.0))
         key_pem = keys.private_key_to_pem(key)
         stored = credentials.secret_data(
             self.agent.hub, subject=self.subject, cert_pem=cert_pem, key_pem=key_pem

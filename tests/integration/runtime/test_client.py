@@ -249,3 +249,11 @@ async def test_a_token_file_is_read_again_after_a_401(
         assert not await _authenticated(client)
         (tmp_path / "token").write_text(token)  # rotated, as a kubelet rotates a projected token
         assert await _authenticated(client)
+
+
+async def test_a_closed_client_says_so(hub: HubProcess) -> None:
+    client = Api.from_kubeconfig(hub.kubeconfig)
+    await client.server_version()
+    await client.close()
+    with pytest.raises(ApiConnectionError, match="is closed"):
+        await client.server_version()

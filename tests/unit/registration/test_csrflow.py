@@ -4,6 +4,7 @@ off, so thousands of renewing agents do not crowd out the renewals themselves.""
 from __future__ import annotations
 
 import base64
+from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -73,3 +74,29 @@ async def test_polling_backs_off_to_eight_times_the_poll_interval() -> None:
     # The create's answer is the first look: no read right after it.
     assert clock.sleeps == [1.0, 2.0, 4.0, 8.0, 8.0, 8.0, 8.0]
     assert hub.reads == 7
+
+
+class EndingWatches(Hub):
+    """A hub whose watches end at once, as every watch does while a hub shuts down."""
+
+    def __init__(self, pending_reads: int) -> None:
+        super().__init__(pending_reads)
+        self.watches = 0
+
+    async def watch(self, kind: object, **options: Any) -> AsyncIterator[tuple[str, Obj]]:
+        self.watches += 1
+        return
+        yield  # an async generator that yields nothing
+
+
+async def test_a_watch_that_ends_at_once_is_not_retried_in_a_tight_loop() -> None:
+    hub, clock = EndingWatches(pending_reads=2), Clock()
+    await request_certificate(
+        hub,  # type: ignore[arg-type]
+        certs.Subject(cluster="c1", agent="abcde"),
+        generate_private_key(),
+        clock=clock,  # type: ignore[arg-type]
+        poll=1.0,
+        watch=True,
+    )
+    assert hub.watches == 3 and clock.sleeps == [1.0, 1.0, 1.0]
