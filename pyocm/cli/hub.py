@@ -18,7 +18,7 @@ import typer
 from pyocm import hubmanager
 from pyocm.apiserver.config import ServerConfig, default_data_dir, parse_listen
 from pyocm.apiserver.server import HubServer
-from pyocm.cli.common import raise_open_file_limit, setup_logging
+from pyocm.cli.common import fix_mmap_threshold, raise_open_file_limit, setup_logging
 from pyocm.local import crdinstall
 from pyocm.registration.hub.manager import HubOptions
 from pyocm.runtime.client import Api
@@ -72,6 +72,7 @@ def hub(
     """Run a hub API server in the foreground until Ctrl-C or SIGTERM."""
     setup_logging(log_level)
     raise_open_file_limit()
+    fix_mmap_threshold()
     try:
         host, port = parse_listen(listen)
         duration = parse_duration(cluster_signing_duration)

@@ -21,7 +21,14 @@ from pyocm import hubmanager
 from pyocm.apiserver.config import ServerConfig, parse_listen
 from pyocm.apiserver.server import HubServer
 from pyocm.cli.clusters import cluster_rows
-from pyocm.cli.common import fail, raise_open_file_limit, run, setup_logging, until_signal
+from pyocm.cli.common import (
+    fail,
+    fix_mmap_threshold,
+    raise_open_file_limit,
+    run,
+    setup_logging,
+    until_signal,
+)
 from pyocm.local import crdinstall
 from pyocm.local.embedded import EmbeddedCluster
 from pyocm.pki.kubeconfig import build_kubeconfig
@@ -56,6 +63,7 @@ def up(
     """Start a hub and CLUSTERS managed clusters, join and accept them, and keep them running."""
     setup_logging(log_level)
     raise_open_file_limit()
+    fix_mmap_threshold()
     try:
         host, port = parse_listen(listen)
     except ValueError as err:
