@@ -123,8 +123,11 @@ class Fleet:
         """Seconds from the last :meth:`rotate` to each renewed credential being stored."""
         if self._storm is None:
             return []
-        secret = AgentOptions().hub_kubeconfig_secret
-        saved = (m.cluster.saved_at.get(secret, 0.0) for m in self._storm_members)
+        saved = (
+            m.cluster.saved_at.get(m.agent.options.hub_kubeconfig_secret, 0.0)
+            for m in self._storm_members
+            if m.agent is not None
+        )
         return sorted(at - self._storm for at in saved if at > self._storm)
 
     async def run(self) -> None:

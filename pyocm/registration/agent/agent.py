@@ -87,9 +87,9 @@ class RegistrationAgent:
         self.subject: certs.Subject | None = None
         self.uid = ""
         self.rotation_requested = asyncio.Event()
-        #: When the lease is next due (the clock's monotonic seconds), by the
-        #: leaseDurationSeconds it was scheduled for.
-        self.lease_due: dict[int, float] = {}
+        #: The leaseDurationSeconds the lease was last renewed for, and when (the
+        #: clock's monotonic seconds) it is next due; None: renew at once.
+        self.lease_due: tuple[int, float] | None = None
 
     @property
     def hub(self) -> credentials.Hub:

@@ -172,15 +172,17 @@ class Session:
             ):
                 # The renewal schedule outlives the session: a rotated certificate starts
                 # a new one, which need not renew again at once (upstream's lease updater
-                # does not notice rotations either).
-                # Monotonic: a wall clock stepped back must not hold the lease.
-                due = self.agent.lease_due.get(seconds)
-                wait = min(due - self.clock.monotonic(), seconds * 1.25) if due else 0.0
+                # does not notice rotations either). Monotonic, so that a wall clock
+                # stepped back cannot hold the lease.
+                scheduled = self.agent.lease_due
+                wait = 0.0
+                if scheduled is not None and scheduled[0] == seconds:
+                    wait = min(scheduled[1] - self.clock.monotonic(), seconds * 1.25)
                 if wait <= 0:
                     renewed = await self._renew_once()
                     wait = seconds * (1 + 0.25 * random.random())
                     self.agent.lease_due = (
-                        {seconds: self.clock.monotonic() + wait} if renewed else {}
+                        (seconds, self.clock.monotonic() + wait) if renewed else None
                     )
                 await _first(self._duration_changed(seconds), self.clock.sleep(wait))
             else:
