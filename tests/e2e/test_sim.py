@@ -96,6 +96,13 @@ async def test_a_rotation_storm_renews_every_certificate_at_once(
     async with running(fleet):
         await eventually(lambda: asyncio.sleep(0, fleet.counts().get("available") == 3), timeout=60)
         before = {m.name: m.cluster.secrets["hub-kubeconfig-secret"]["tls.crt"] for m in fleet.members}
+        # An agent's first renewal can come before the hub has made its lease or granted
+        # its RBAC; such an agent renews at the start of its next session, so wait until
+        # each has one renewal on schedule.
+        await eventually(
+            lambda: asyncio.sleep(0, all(m.agent and m.agent.lease_due for m in fleet.members)),
+            timeout=90,
+        )
         renewed = {
             m.name: (await api.get(kinds.LEASE, "managed-cluster-lease", namespace=m.name))["spec"]["renewTime"]
             for m in fleet.members
