@@ -19,10 +19,23 @@ Obj = dict[str, Any]
 META_GV = "meta.k8s.io/v1"
 
 
+class Answer(web.Response):
+    """A response that lets go of its body once it is written.
+
+    aiohttp's keep-alive loop keeps a connection's last request and response bound while
+    it waits for the next request, so each idle agent connection would otherwise hold
+    its last answer (and orjson allocates at least 4 KiB for one) until it spoke again.
+    """
+
+    async def write_eof(self, data: bytes = b"") -> None:
+        await super().write_eof(data)
+        self.body = None
+
+
 def json_response(
     body: Any, *, code: int = 200, headers: Mapping[str, str] | None = None
 ) -> web.Response:
-    return web.Response(
+    return Answer(
         body=orjson.dumps(body),
         status=code,
         content_type="application/json",
