@@ -13,6 +13,7 @@ bindings is seen by the very next decision, as it is in Kubernetes.
 from __future__ import annotations
 
 import itertools
+import sys
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -49,7 +50,8 @@ class Subject:
 
 
 def _subject(raw: Mapping[str, Any], binding_namespace: str) -> Subject:
-    kind, name = str(raw.get("kind") or ""), str(raw.get("name") or "")
+    # Kinds are interned: a fleet holds tens of thousands of subjects and bindings.
+    kind, name = sys.intern(str(raw.get("kind") or "")), str(raw.get("name") or "")
     namespace = str(raw.get("namespace") or "")
     key: SubjectKey | None = None
     if kind in ("User", "Group"):
@@ -97,7 +99,7 @@ def _binding(kind: str, obj: Mapping[str, Any], *, seq: int) -> Binding:
         kind=kind,
         namespace=namespace,
         name=str(meta.get("name") or ""),
-        role_kind=str(ref.get("kind") or ""),
+        role_kind=sys.intern(str(ref.get("kind") or "")),
         role_name=str(ref.get("name") or ""),
         subjects=tuple(_subject(raw, namespace) for raw in obj.get("subjects") or ()),
         seq=seq,

@@ -20,6 +20,22 @@ ALL = "*"
 _JSON_FIELDS = ("verbs", "apiGroups", "resources", "resourceNames", "nonResourceURLs")
 
 
+#: Verbs, groups and resources lists, each with its set, shared by every rule that holds
+#: the same list: a fleet's per-cluster ClusterRoles repeat a handful of them ten thousand
+#: times, differing only in ``resourceNames``. Bounded, as roles are user input.
+_SHARED: dict[tuple[str, ...], tuple[tuple[str, ...], frozenset[str]]] = {}
+_SHARED_LIMIT = 4096
+
+
+def _shared(values: tuple[str, ...]) -> tuple[tuple[str, ...], frozenset[str]]:
+    found = _SHARED.get(values)
+    if found is None:
+        if len(_SHARED) >= _SHARED_LIMIT:
+            _SHARED.clear()
+        found = _SHARED[values] = (values, frozenset(values))
+    return found
+
+
 def _strings(obj: Mapping[str, Any], key: str) -> tuple[str, ...]:
     value = obj.get(key)
     if not value:
@@ -46,9 +62,14 @@ class PolicyRule:
     _url_prefixes: tuple[str, ...] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "_verbs", frozenset(self.verbs))
-        object.__setattr__(self, "_groups", frozenset(self.api_groups))
-        object.__setattr__(self, "_resources", frozenset(self.resources))
+        for listed, members in (
+            ("verbs", "_verbs"),
+            ("api_groups", "_groups"),
+            ("resources", "_resources"),
+        ):
+            values, found = _shared(getattr(self, listed))
+            object.__setattr__(self, listed, values)
+            object.__setattr__(self, members, found)
         object.__setattr__(self, "_names", frozenset(self.resource_names))
         # A trailing "*" makes the entry a prefix; "*" alone becomes the empty prefix.
         prefixes = tuple(url.rstrip(ALL) for url in self.non_resource_urls if url.endswith(ALL))

@@ -168,6 +168,36 @@ def test_from_dict_and_to_dict_drop_empty_lists_but_keep_verbs() -> None:
     assert parse_rules(None) == ()
 
 
+def test_rules_with_the_same_lists_share_them_but_not_their_names() -> None:
+    # Ten thousand per-cluster ClusterRoles differ only in resourceNames: their verbs,
+    # groups and resources (and the sets matching uses) are held once.
+    raw = {
+        "verbs": ["get", "update"],
+        "apiGroups": [CLUSTER_GROUP],
+        "resources": ["managedclusters"],
+    }
+    one = PolicyRule.from_dict({**raw, "resourceNames": ["c1"]})
+    two = PolicyRule.from_dict({**raw, "resourceNames": ["c2"]})
+    assert one.verbs is two.verbs and one.resources is two.resources
+    assert one._verbs is two._verbs and one._groups is two._groups
+    assert one.allows(request("update", name="c1")) and not one.allows(request("update", name="c2"))
+    assert two.allows(request("update", name="c2"))
+
+
+def test_sharing_is_bounded_and_changes_no_decision(monkeypatch: pytest.MonkeyPatch) -> None:
+    from pyocm.apiserver.authorization import rules
+
+    monkeypatch.setattr(rules, "_SHARED", {})
+    monkeypatch.setattr(rules, "_SHARED_LIMIT", 3)
+    made = [
+        PolicyRule(verbs=(f"verb{i}",), api_groups=("",), resources=("pods",)) for i in range(10)
+    ]
+    assert len(rules._SHARED) <= 3
+    for i, rule in enumerate(made):
+        assert rule.allows(request(f"verb{i}", group="", resource="pods"))
+        assert not rule.allows(request(f"verb{i + 1}", group="", resource="pods"))
+
+
 def test_breakdown_splits_into_single_tuples() -> None:
     pieces = list(
         breakdown(
