@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
-from pyocm.runtime.cache import Store, by_label, by_namespace, key_of, split_key
+from pyocm.runtime.cache import (
+    SHARED_STRING_MAX,
+    Store,
+    by_label,
+    by_namespace,
+    key_of,
+    split_key,
+)
 
 
 def obj(name: str, namespace: str | None = None, **labels: str) -> dict[str, object]:
@@ -34,3 +41,32 @@ def test_indexes_follow_updates_and_deletes() -> None:
     assert [key_of(o) for o in store.by_index("namespace", "ns1")] == ["ns1/a"]
     assert "ns1/a" in store and "ns2/b" not in store and len(store) == 1
     assert store.delete("missing") is None
+
+
+def _fresh(text: str) -> str:
+    """An equal string that is not the same object (as each parsed response has)."""
+    return "".join(list(text))
+
+
+def test_cached_objects_share_their_short_strings() -> None:
+    long = "x" * (SHARED_STRING_MAX + 1)
+    store = Store()
+    for name in ("a", "b"):
+        condition = {"type": _fresh("ManagedClusterConditionAvailable"), "status": _fresh("True")}
+        store.upsert(
+            {
+                "metadata": {"name": name, "labels": {"tier": _fresh("gold")}},
+                "status": {"conditions": [condition], "notes": [_fresh("ok"), _fresh(long)]},
+            }
+        )
+    a, b = store.get("a"), store.get("b")
+    assert a is not None and b is not None
+    assert a["status"]["conditions"][0]["type"] is b["status"]["conditions"][0]["type"]
+    assert a["metadata"]["labels"]["tier"] is b["metadata"]["labels"]["tier"]
+    assert a["status"]["notes"][0] is b["status"]["notes"][0]
+    # Long strings (certificates, messages) are each object's own: rarely repeated.
+    assert a["status"]["notes"][1] == b["status"]["notes"][1]
+    assert a["status"]["notes"][1] is not b["status"]["notes"][1]
+    assert a["status"]["conditions"] == [
+        {"type": "ManagedClusterConditionAvailable", "status": "True"}
+    ]
