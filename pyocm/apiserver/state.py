@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
+from pyocm.apiserver.metrics import RequestMetrics
+
 if TYPE_CHECKING:
     from pyocm.apiserver.authentication.authenticator import Authenticator
     from pyocm.apiserver.authorization.index import RbacIndex
@@ -30,6 +32,7 @@ class ServerState:
     #: Set when the server shuts down: open watches end.
     stopping: asyncio.Event = field(default_factory=asyncio.Event)
     version: dict[str, str] = field(default_factory=dict)
+    metrics: RequestMetrics = field(default_factory=RequestMetrics)
 
 
 STATE: web.AppKey[ServerState] = web.AppKey("pyocm_state", ServerState)

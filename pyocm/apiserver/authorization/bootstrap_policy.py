@@ -25,6 +25,17 @@ READ = ("get", "list", "watch")
 WRITE = ("create", "delete", "deletecollection", "patch", "update")
 READ_WRITE = ("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch")
 HEALTH_URLS = ("/healthz", "/livez", "/readyz", "/version", "/version/")
+#: kube's system:monitoring: health checks in detail, and metrics.
+MONITORING_URLS = (
+    "/healthz",
+    "/healthz/*",
+    "/livez",
+    "/livez/*",
+    "/metrics",
+    "/metrics/slis",
+    "/readyz",
+    "/readyz/*",
+)
 
 
 def rule(
@@ -160,6 +171,7 @@ def cluster_roles() -> list[dict[str, Any]]:
             ],
         ),
         _cluster_role("system:public-info-viewer", [url_rule(("get",), *HEALTH_URLS)]),
+        _cluster_role("system:monitoring", [url_rule(("get",), *MONITORING_URLS)]),
         *_aggregated_cluster_roles(),
     ]
     # Seeded complete, so the roles work before the aggregation controller first runs.
@@ -196,6 +208,12 @@ def cluster_role_bindings() -> list[dict[str, Any]]:
             "system:public-info-viewer",
             role_kind="ClusterRole",
             subjects=[authenticated, _subject("Group", "system:unauthenticated")],
+        ),
+        _binding(
+            "ClusterRoleBinding",
+            "system:monitoring",
+            role_kind="ClusterRole",
+            subjects=[_subject("Group", "system:monitoring")],
         ),
     ]
 

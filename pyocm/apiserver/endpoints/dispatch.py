@@ -10,9 +10,11 @@ logged here and answered as 500 InternalError without a traceback.
 from __future__ import annotations
 
 import logging
+import time
 
 from aiohttp import web
 
+from pyocm.apiserver import metrics
 from pyocm.apiserver.authentication import user as users
 from pyocm.apiserver.authorization import authorizer
 from pyocm.apiserver.authorization.attributes import Attributes
@@ -29,24 +31,56 @@ PUBLIC_PATHS = frozenset({"/healthz", "/livez", "/readyz", "/version", "/version
 
 async def handle(request: web.Request) -> web.StreamResponse:
     state = request.app[STATE]
+    started = time.perf_counter()
+    path = request.path
+    if len(path) > 1 and path.endswith("/"):
+        path = path.rstrip("/")
+    info: requestinfo.RequestInfo | None = None
     try:
-        return await _handle(request, state)
+        info = requestinfo.parse(request.method, path, request.query)
+        response = await _handle(request, state, path, info)
     except status.ApiError as err:
-        return responses.error_response(err)
+        response = responses.error_response(err)
     except web.HTTPException:
         raise
     except Exception:
         log.exception("unexpected error serving %s %s", request.method, request.path)
-        return responses.error_response(
+        response = responses.error_response(
             status.internal("an unexpected error occurred; see the server log")
         )
+    if info is not None and info.resource_request:
+        _observe(request, state, info, response.status, time.perf_counter() - started)
+    return response
 
 
-async def _handle(request: web.Request, state: ServerState) -> web.StreamResponse:
-    path = request.path
-    if len(path) > 1 and path.endswith("/"):
-        path = path.rstrip("/")
-    info = requestinfo.parse(request.method, path, request.query)
+def _observe(
+    request: web.Request,
+    state: ServerState,
+    info: requestinfo.RequestInfo,
+    code: int,
+    seconds: float,
+) -> None:
+    """Record a request to a resource the server serves (and a subresource it has)."""
+    served = state.catalog.get(info.api_group, info.api_version, info.resource)
+    if served is None or (info.subresource and served.subresource(info.subresource) is None):
+        return
+    labels = metrics.labels_for(
+        verb=info.verb,
+        group=info.api_group,
+        version=info.api_version,
+        resource=info.resource,
+        subresource=info.subresource,
+        namespace=info.namespace,
+        name=info.name,
+        dry_run="dryRun" in request.query,
+        content_type=request.headers.get("Content-Type", ""),
+    )
+    state.metrics.observe(labels, code=code, seconds=None if info.verb == "watch" else seconds)
+
+
+async def _handle(
+    request: web.Request, state: ServerState, path: str, info: requestinfo.RequestInfo
+) -> web.StreamResponse:
     user = await state.authenticator.authenticate(
         peercert=request.transport.get_extra_info("peercert") if request.transport else None,
         authorization=request.headers.get("Authorization"),

@@ -1,9 +1,10 @@
-"""Paths that are not resources: version, health checks and OpenAPI."""
+"""Paths that are not resources: version, health checks, metrics and OpenAPI."""
 
 from __future__ import annotations
 
 from aiohttp import web
 
+from pyocm.apiserver import metrics
 from pyocm.apiserver.endpoints import openapi, responses
 from pyocm.apiserver.endpoints.requestinfo import RequestInfo
 from pyocm.apiserver.state import ServerState
@@ -23,6 +24,10 @@ async def serve(request: web.Request, state: ServerState, info: RequestInfo) -> 
         raise status.method_not_allowed(request.method, "")
     if path == "/version":
         return responses.json_response(state.version)
+    if path == "/metrics":
+        return web.Response(
+            text=state.metrics.render(), headers={"Content-Type": metrics.CONTENT_TYPE}
+        )
     if path in _HEALTH or path.startswith(tuple(h + "/" for h in _HEALTH)):
         return _health(state, path, verbose="verbose" in request.query)
     if path == "/openapi/v2":

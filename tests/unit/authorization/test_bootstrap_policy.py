@@ -36,6 +36,7 @@ def test_objects_are_complete_and_marked_as_defaults() -> None:
         ("ClusterRole", "", "system:discovery"),
         ("ClusterRole", "", "system:basic-user"),
         ("ClusterRole", "", "system:public-info-viewer"),
+        ("ClusterRole", "", "system:monitoring"),
         ("ClusterRole", "", "admin"),
         ("ClusterRole", "", "edit"),
         ("ClusterRole", "", "view"),
@@ -46,6 +47,7 @@ def test_objects_are_complete_and_marked_as_defaults() -> None:
         ("ClusterRoleBinding", "", "system:discovery"),
         ("ClusterRoleBinding", "", "system:basic-user"),
         ("ClusterRoleBinding", "", "system:public-info-viewer"),
+        ("ClusterRoleBinding", "", "system:monitoring"),
         ("Role", "kube-public", "kubeadm:bootstrap-signer-clusterinfo"),
         ("RoleBinding", "kube-public", "kubeadm:bootstrap-signer-clusterinfo"),
     ]
