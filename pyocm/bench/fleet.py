@@ -14,7 +14,8 @@ memory are its own; the simulator runs here, each cluster a real agent, or split
   report says how long the last renewal took and what it cost the hub.
 
 The report: hub CPU (cores, averaged over the window), hub RSS, lease renewal latency
-as the agents saw it, join times, Available→Unknown transitions that should not have
+as the agents saw it and lease update latency as the hub served it (from its
+``/metrics``, so without the simulator's own delays), join times, Available→Unknown transitions that should not have
 happened, database size and growth, and objects stored per cluster.
 """
 
@@ -33,7 +34,7 @@ from pathlib import Path
 
 from pyocm.api import conditions, wellknown
 from pyocm.bench.simulation import InProcess, Shards, Simulation, Snapshot
-from pyocm.bench.stats import latencies
+from pyocm.bench.stats import bucketed, latencies, request_buckets
 from pyocm.registration.hub.csrapproval import APPROVE_REASON
 from pyocm.runtime import kinds
 from pyocm.runtime.client import Api
@@ -203,6 +204,7 @@ async def _measure(
             size0, _ = database(hub.data_dir)
             await fleet.record()
             unknown.counting = True
+            metrics0 = await admin.text("/metrics")
             cpu1, t1 = stats.cpu_seconds(), time.monotonic()
             if scenario.name == "rotation-storm":
                 await _storm(fleet, stats, report, timeout=scenario.duration)
@@ -215,6 +217,14 @@ async def _measure(
             )
             report.add("hub RSS at the end", f"{stats.rss_mib():.0f} MiB")
             report.add("lease renewal (agent's view)", latencies(sorted(seen.lease_seconds)))
+            metrics1 = await admin.text("/metrics")
+            put = {"resource": "leases", "verb": "PUT"}
+            report.add(
+                "lease update (hub's view)",
+                bucketed(
+                    request_buckets(metrics0, **put), request_buckets(metrics1, **put), within=0.05
+                ),
+            )
             report.add("lease renewals failed", str(seen.lease_failed))
             report.add("Available -> Unknown transitions", str(unknown.transitions))
             if scenario.name == "rotation-storm":

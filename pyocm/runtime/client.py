@@ -252,6 +252,14 @@ class Api:
         async with self._open("GET", target) as answer:
             return answer.status, (await answer.read()).decode(errors="replace")[:512]
 
+    async def text(self, target: str) -> str:
+        """GET a non-resource path that answers text (``/metrics``), raising :class:`ApiError`."""
+        async with self._open("GET", target) as answer:
+            status, reason, data = answer.status, answer.reason, await answer.read()
+        if status >= 300:
+            raise _api_error(status, data, reason)
+        return data.decode(errors="replace")
+
     async def server_version(self) -> Obj:
         return await self._object("GET", "/version")
 
