@@ -2,9 +2,10 @@
 
 Two series, the ones dashboards and SLO alerts read first: ``apiserver_request_total``
 and the ``apiserver_request_duration_seconds`` histogram, with kube-apiserver's buckets.
-A WATCH is counted but not timed, as upstream: it lasts as long as its client wants.
-Only resources the server serves are recorded, so a client cannot grow the label sets
-by asking for made-up paths.
+A WATCH is timed too, as upstream: its duration is the stream's, which is why
+dashboards leave WATCH out of latency queries. The time is the handler's, from the
+parsed request to the answer. Only resources the server serves are recorded, so a
+client cannot grow the label sets by asking for made-up paths.
 """
 
 from __future__ import annotations
@@ -30,7 +31,8 @@ _VERBS = {
     "update": "PUT",
     "patch": "PATCH",
     "delete": "DELETE",
-    "deletecollection": "DELETECOLLECTION",
+    # Upstream reports the HTTP method: a collection's DELETE is a DELETE.
+    "deletecollection": "DELETE",
 }
 APPLY_PATCH = "application/apply-patch+yaml"
 
@@ -57,12 +59,16 @@ def labels_for(
     resource: str,
     subresource: str,
     namespace: str,
-    name: str,
+    named: bool,
     dry_run: bool = False,
     content_type: str = "",
 ) -> Labels:
-    """The label values of one resource request, in :data:`LABELS` order."""
-    if name or verb == "create":
+    """The label values of one resource request, in :data:`LABELS` order.
+
+    ``named``: the path names an object. The scope comes from the path, as upstream's
+    comes from the route: a list pinned to one name by a field selector is still a
+    LIST of its namespace (or of the cluster), judged by dashboards as one."""
+    if named or verb == "create":
         scope = "resource"
     elif namespace:
         scope = "namespace"
@@ -88,15 +94,14 @@ class RequestMetrics:
         self._totals: dict[tuple[Labels, str], int] = {}
         self._durations: dict[Labels, _Histogram] = {}
 
-    def observe(self, labels: Labels, *, code: int, seconds: float | None) -> None:
-        """Count one answered request; ``seconds`` is None for a watch (not timed)."""
+    def observe(self, labels: Labels, *, code: int, seconds: float) -> None:
+        """Count and time one answered request."""
         key = (labels, str(code))
         self._totals[key] = self._totals.get(key, 0) + 1
-        if seconds is not None:
-            histogram = self._durations.get(labels)
-            if histogram is None:
-                histogram = self._durations[labels] = _Histogram()
-            histogram.observe(seconds)
+        histogram = self._durations.get(labels)
+        if histogram is None:
+            histogram = self._durations[labels] = _Histogram()
+        histogram.observe(seconds)
 
     def render(self) -> str:
         """The Prometheus text exposition (format 0.0.4)."""

@@ -9,6 +9,7 @@ logged here and answered as 500 InternalError without a traceback.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 
@@ -35,22 +36,48 @@ async def handle(request: web.Request) -> web.StreamResponse:
     path = request.path
     if len(path) > 1 and path.endswith("/"):
         path = path.rstrip("/")
-    info: requestinfo.RequestInfo | None = None
     try:
         info = requestinfo.parse(request.method, path, request.query)
-        response = await _handle(request, state, path, info)
+        return await _handle(request, state, path, info, started=started)
     except status.ApiError as err:
-        response = responses.error_response(err)
+        return responses.error_response(err)
     except web.HTTPException:
         raise
     except Exception:
         log.exception("unexpected error serving %s %s", request.method, request.path)
-        response = responses.error_response(
+        return responses.error_response(
             status.internal("an unexpected error occurred; see the server log")
         )
-    if info is not None and info.resource_request:
-        _observe(request, state, info, response.status, time.perf_counter() - started)
-    return response
+
+
+async def _serve_resource(
+    request: web.Request,
+    state: ServerState,
+    info: requestinfo.RequestInfo,
+    user: users.UserInfo,
+    *,
+    started: float,
+) -> web.StreamResponse:
+    """Serve an authorized resource request and record it in the metrics: as in
+    kube-apiserver, where instrumentation sits after authentication and authorization,
+    their 401 and 403 answers are not counted."""
+    code: int | None = 500
+    try:
+        response = await resources.serve(request, state, info, user)
+        code = response.status
+        return response
+    except status.ApiError as err:
+        code = err.code
+        raise
+    except asyncio.CancelledError:
+        code = None  # the client went away: nothing was answered
+        raise
+    finally:
+        if code is not None:
+            try:
+                _observe(request, state, info, code, time.perf_counter() - started)
+            except Exception:  # a metric must never cost an answer
+                log.exception("recording metrics of %s %s", request.method, request.path)
 
 
 def _observe(
@@ -71,15 +98,20 @@ def _observe(
         resource=info.resource,
         subresource=info.subresource,
         namespace=info.namespace,
-        name=info.name,
+        named=len(info.parts) > 1,
         dry_run="dryRun" in request.query,
         content_type=request.headers.get("Content-Type", ""),
     )
-    state.metrics.observe(labels, code=code, seconds=None if info.verb == "watch" else seconds)
+    state.metrics.observe(labels, code=code, seconds=seconds)
 
 
 async def _handle(
-    request: web.Request, state: ServerState, path: str, info: requestinfo.RequestInfo
+    request: web.Request,
+    state: ServerState,
+    path: str,
+    info: requestinfo.RequestInfo,
+    *,
+    started: float,
 ) -> web.StreamResponse:
     user = await state.authenticator.authenticate(
         peercert=request.transport.get_extra_info("peercert") if request.transport else None,
@@ -102,7 +134,7 @@ async def _handle(
         if discovery.handles(path):
             return await discovery.serve(request, state, path)
         return await nonresource.serve(request, state, info)
-    return await resources.serve(request, state, info, user)
+    return await _serve_resource(request, state, info, user, started=started)
 
 
 def _authorize(state: ServerState, user: users.UserInfo, info: requestinfo.RequestInfo) -> None:
