@@ -161,9 +161,10 @@ class Informer:
             old = self.store.delete(key_of(obj))
             change = Change(old if old is not None else obj, None)
         else:
-            old = self.store.upsert(obj)
-            if old is not None and _version(old) == _version(obj):
+            held = self.store.get(key_of(obj))
+            if held is not None and _version(held) == _version(obj):
                 return  # a relist returned what the cache already holds
+            old = self.store.upsert(obj)
             change = Change(old, obj)
         for handler in self._handlers:
             try:
