@@ -14,8 +14,9 @@ memory are its own; the simulator runs here, each cluster a real agent, or split
   report says how long the last renewal took and what it cost the hub.
 
 The report: hub CPU (cores, averaged over the window), hub RSS, lease renewal latency
-as the agents saw it and lease update latency as the hub served it (from its
-``/metrics``, so without the simulator's own delays), join times, Available→Unknown transitions that should not have
+as the agents saw it and lease update latency in the hub's handler (from its
+``/metrics``: without the simulator's delays, and without the hub's own TLS, parsing
+and event-loop queueing either), join times, Available→Unknown transitions that should not have
 happened, database size and growth, and objects stored per cluster.
 """
 
@@ -220,7 +221,7 @@ async def _measure(
             metrics1 = await admin.text("/metrics")
             put = {"resource": "leases", "verb": "PUT"}
             report.add(
-                "lease update (hub's view)",
+                "lease update (hub handler time)",
                 bucketed(
                     request_buckets(metrics0, **put), request_buckets(metrics1, **put), within=0.05
                 ),

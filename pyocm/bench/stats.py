@@ -57,7 +57,9 @@ def bucketed(before: Mapping[str, float], after: Mapping[str, float], *, within:
             return f"> {bounds[at - 1][0] * 1000:g} ms" if at else "unknown"
         return f"≤ {limit * 1000:g} ms"
 
-    inside = next((n for (b, _), n in zip(bounds, counts, strict=True) if b >= within), total)
+    inside = next((n for (b, _), n in zip(bounds, counts, strict=True) if b == within), None)
+    if inside is None:
+        raise ValueError(f"{within} s is not a bucket bound of this histogram")
     return (
         f"n={total:.0f} p50 {bound(0.5)}, p99 {bound(0.99)};"
         f" {100 * inside / total:.1f} % within {within * 1000:g} ms"

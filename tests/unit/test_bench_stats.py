@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from pyocm.bench.stats import bucketed, request_buckets
 
 SERIES = (
@@ -39,3 +41,5 @@ def test_quantiles_are_the_buckets_they_fall_in_between_two_readings() -> None:
         bucketed(before, slow, within=0.05) == "n=100 p50 > 50 ms, p99 > 50 ms; 0.0 % within 50 ms"
     )
     assert bucketed(before, before, within=0.05) == "n=0"
+    with pytest.raises(ValueError, match="not a bucket bound"):
+        bucketed(before, after, within=0.04)
