@@ -31,8 +31,19 @@ class ServerState:
     issuer: str
     #: Set when the server shuts down: open watches end.
     stopping: asyncio.Event = field(default_factory=asyncio.Event)
+    _stopped: asyncio.Future[None] | None = field(default=None, repr=False, compare=False)
     version: dict[str, str] = field(default_factory=dict)
     metrics: RequestMetrics = field(default_factory=RequestMetrics)
+
+    def stopped(self) -> asyncio.Future[None]:
+        """One future for every open watch to wait on (not a task per watch): done when
+        :attr:`stopping` is set. Callers must not cancel it."""
+        if self._stopped is None:
+            self._stopped = asyncio.ensure_future(self._wait_stopping())
+        return self._stopped
+
+    async def _wait_stopping(self) -> None:
+        await self.stopping.wait()
 
 
 STATE: web.AppKey[ServerState] = web.AppKey("pyocm_state", ServerState)

@@ -36,8 +36,10 @@ async def read_body(request: web.Request) -> bytes:
     if request.content_length is not None and request.content_length > MAX_BODY:
         raise status.too_large(MAX_BODY)
     if request.content_length is not None:
-        # Length known and within the limit: one read, no per-chunk iteration.
-        return await request.read()
+        # Length known and within the limit: read it all at once. From the stream, not
+        # request.read(), which keeps a copy on the request: aiohttp holds an idle
+        # connection's last request until the next one comes.
+        return await request.content.read()
     chunks: list[bytes] = []
     size = 0
     async for chunk in request.content.iter_chunked(65536):

@@ -105,7 +105,7 @@ async def _pump(
     forwarder = asyncio.create_task(
         _forward(response, events, progress, bookmarks=bookmarks, shape=shape)
     )
-    stopping = asyncio.ensure_future(state.stopping.wait())
+    stopping = state.stopped()
     interval = state.config.watch_bookmark_interval
     try:
         while True:
@@ -132,7 +132,6 @@ async def _pump(
                 await response.write(_line("BOOKMARK", mark))
             progress.written_at = loop.time()
     finally:
-        stopping.cancel()
         forwarder.cancel()
         await asyncio.gather(forwarder, return_exceptions=True)
 
@@ -172,6 +171,9 @@ async def _forward(
         progress.written_at = loop.time()
         if event.type == "ERROR":
             return
+        # A watch waits far longer than it writes: holding the object sent last would
+        # keep one decoded object alive per watcher (an agent's whole ManagedCluster).
+        del event, obj
 
 
 _encoded: dict[tuple[str, int], tuple[object, bytes]] = {}

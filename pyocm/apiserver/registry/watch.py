@@ -98,8 +98,9 @@ async def stream(
         revision, items = await store.list(
             info, namespace=request.namespace, labels=request.labels, fields=request.fields
         )
-        for obj in items:
-            yield WatchEvent("ADDED", obj)
+        for at in range(len(items)):
+            yield WatchEvent("ADDED", items[at])
+        del items  # not held for the life of the watch (which may be hours): only sent
         if request.send_initial_events:
             yield WatchEvent("BOOKMARK", bookmark(info, revision, initial_end=True))
         after = revision
@@ -126,6 +127,7 @@ async def stream(
             # can never overtake it, whatever the writing awaits.
             if progress is not None:
                 progress(event.revision)
+            del event, converted  # not held while the watch waits for the next write
     except storage_errors.Compacted as err:
         yield WatchEvent("ERROR", errors.translate(err, info, "").status())
 
