@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
+from pyocm.kube.sharing import SharedValues
+
 Obj = dict[str, Any]
 IndexFunc = Callable[[Obj], Iterable[str]]
 
@@ -45,20 +47,8 @@ def by_label(label: str) -> IndexFunc:
 SHARED_STRING_MAX = 64
 #: Values new on every write or unique to one object: sharing them only fills the table.
 _VOLATILE = frozenset({"resourceVersion", "uid", "creationTimestamp", "renewTime", "time"})
-#: One copy of each shared string. A bounded table of our own, not ``sys.intern``:
-#: interned strings are immortal on some interpreters (CPython 3.12.0 to 3.12.5,
-#: free-threaded builds), and a cache of leases would leak its timestamps there.
-_SHARED: dict[str, str] = {}
-_SHARED_LIMIT = 1 << 16
-
-
-def _shared(text: str) -> str:
-    found = _SHARED.get(text)
-    if found is None:
-        if len(_SHARED) >= _SHARED_LIMIT:
-            _SHARED.clear()
-        found = _SHARED[text] = text
-    return found
+#: One copy of each shared string.
+_SHARED: SharedValues[str, str] = SharedValues(lambda text: text, limit=1 << 16)
 
 
 def share_strings(value: Any) -> None:
@@ -73,14 +63,14 @@ def share_strings(value: Any) -> None:
         for key, item in value.items():
             if type(item) is str:
                 if len(item) <= SHARED_STRING_MAX and key not in _VOLATILE:
-                    value[key] = _shared(item)
+                    value[key] = _SHARED.get(item)
             elif isinstance(item, dict | list):
                 share_strings(item)
     elif isinstance(value, list):
         for at, item in enumerate(value):
             if type(item) is str:
                 if len(item) <= SHARED_STRING_MAX:
-                    value[at] = _shared(item)
+                    value[at] = _SHARED.get(item)
             elif isinstance(item, dict | list):
                 share_strings(item)
 

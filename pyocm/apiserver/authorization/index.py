@@ -13,7 +13,6 @@ bindings is seen by the very next decision, as it is in Kubernetes.
 from __future__ import annotations
 
 import itertools
-import sys
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -22,12 +21,16 @@ from pyocm.apiserver.authentication.user import UserInfo
 from pyocm.apiserver.authorization import rules
 from pyocm.apiserver.authorization.attributes import go_quote
 from pyocm.apiserver.authorization.rules import PolicyRule
+from pyocm.kube.sharing import SharedValues
 
 ROLE = "Role"
 CLUSTER_ROLE = "ClusterRole"
 ROLE_BINDING = "RoleBinding"
 CLUSTER_ROLE_BINDING = "ClusterRoleBinding"
 SERVICE_ACCOUNT_PREFIX = "system:serviceaccount:"
+
+#: Subject and role kinds, one copy each (they are user input, so bounded).
+_KINDS: SharedValues[str, str] = SharedValues(lambda kind: kind, limit=64)
 
 #: ``("User", name)`` or ``("Group", name)``; service accounts are filed as their user name.
 SubjectKey = tuple[str, str]
@@ -50,8 +53,8 @@ class Subject:
 
 
 def _subject(raw: Mapping[str, Any], binding_namespace: str) -> Subject:
-    # Kinds are interned: a fleet holds tens of thousands of subjects and bindings.
-    kind, name = sys.intern(str(raw.get("kind") or "")), str(raw.get("name") or "")
+    # Kinds are shared: a fleet holds tens of thousands of subjects and bindings.
+    kind, name = _KINDS.get(str(raw.get("kind") or "")), str(raw.get("name") or "")
     namespace = str(raw.get("namespace") or "")
     key: SubjectKey | None = None
     if kind in ("User", "Group"):
@@ -99,7 +102,7 @@ def _binding(kind: str, obj: Mapping[str, Any], *, seq: int) -> Binding:
         kind=kind,
         namespace=namespace,
         name=str(meta.get("name") or ""),
-        role_kind=sys.intern(str(ref.get("kind") or "")),
+        role_kind=_KINDS.get(str(ref.get("kind") or "")),
         role_name=str(ref.get("name") or ""),
         subjects=tuple(_subject(raw, namespace) for raw in obj.get("subjects") or ()),
         seq=seq,

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pyocm.apiserver.authorization.attributes import Attributes
+from pyocm.kube.sharing import SharedValues
 
 ALL = "*"
 
@@ -22,18 +23,10 @@ _JSON_FIELDS = ("verbs", "apiGroups", "resources", "resourceNames", "nonResource
 
 #: Verbs, groups and resources lists, each with its set, shared by every rule that holds
 #: the same list: a fleet's per-cluster ClusterRoles repeat a handful of them ten thousand
-#: times, differing only in ``resourceNames``. Bounded, as roles are user input.
-_SHARED: dict[tuple[str, ...], tuple[tuple[str, ...], frozenset[str]]] = {}
-_SHARED_LIMIT = 4096
-
-
-def _shared(values: tuple[str, ...]) -> tuple[tuple[str, ...], frozenset[str]]:
-    found = _SHARED.get(values)
-    if found is None:
-        if len(_SHARED) >= _SHARED_LIMIT:
-            _SHARED.clear()
-        found = _SHARED[values] = (values, frozenset(values))
-    return found
+#: times, differing only in ``resourceNames``.
+_SHARED: SharedValues[tuple[str, ...], tuple[tuple[str, ...], frozenset[str]]] = SharedValues(
+    lambda values: (values, frozenset(values)), limit=4096
+)
 
 
 def _strings(obj: Mapping[str, Any], key: str) -> tuple[str, ...]:
@@ -67,7 +60,7 @@ class PolicyRule:
             ("api_groups", "_groups"),
             ("resources", "_resources"),
         ):
-            values, found = _shared(getattr(self, listed))
+            values, found = _SHARED.get(getattr(self, listed))
             object.__setattr__(self, listed, values)
             object.__setattr__(self, members, found)
         object.__setattr__(self, "_names", frozenset(self.resource_names))

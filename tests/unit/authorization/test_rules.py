@@ -13,6 +13,7 @@ from pyocm.apiserver.authorization.rules import (
     rule_covers,
     uncovered,
 )
+from pyocm.kube.sharing import SharedValues
 
 BOB = UserInfo(name="bob")
 CLUSTER_GROUP = "cluster.open-cluster-management.io"
@@ -187,8 +188,8 @@ def test_rules_with_the_same_lists_share_them_but_not_their_names() -> None:
 def test_sharing_is_bounded_and_changes_no_decision(monkeypatch: pytest.MonkeyPatch) -> None:
     from pyocm.apiserver.authorization import rules
 
-    monkeypatch.setattr(rules, "_SHARED", {})
-    monkeypatch.setattr(rules, "_SHARED_LIMIT", 3)
+    shared = SharedValues(lambda values: (values, frozenset(values)), limit=3)
+    monkeypatch.setattr(rules, "_SHARED", shared)
     made = [
         PolicyRule(verbs=(f"verb{i}",), api_groups=("",), resources=("pods",)) for i in range(10)
     ]

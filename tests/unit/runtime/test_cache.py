@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from pyocm.kube.sharing import SharedValues
 from pyocm.runtime.cache import (
     SHARED_STRING_MAX,
     Store,
@@ -79,13 +80,12 @@ def test_the_shared_table_is_bounded_and_skips_values_new_on_every_write(
 ) -> None:
     from pyocm.runtime import cache
 
-    monkeypatch.setattr(cache, "_SHARED", {})
-    monkeypatch.setattr(cache, "_SHARED_LIMIT", 4)
+    monkeypatch.setattr(cache, "_SHARED", SharedValues(lambda text: text, limit=4))
     store = Store()
     for i in range(20):
         meta = {"name": f"lease-{i}", "resourceVersion": str(1000 + i), "uid": f"u{i}"}
         store.upsert({"metadata": meta, "spec": {"renewTime": f"2026-11-25T00:00:{i:02}Z"}})
         assert len(cache._SHARED) <= 4
-    assert not {"1019", "u19", "2026-11-25T00:00:19Z"} & set(cache._SHARED)
+    assert not any(v in cache._SHARED for v in ("1019", "u19", "2026-11-25T00:00:19Z"))
     held = store.get("lease-19")
     assert held is not None and held["metadata"]["resourceVersion"] == "1019"
