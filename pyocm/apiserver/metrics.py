@@ -18,6 +18,8 @@ BUCKETS = (
     0.005, 0.025, 0.05, 0.1, 0.2, 0.4, 0.6, 0.8, 1.0, 1.25, 1.5, 2.0, 3.0, 4.0, 5.0, 6.0,
     8.0, 10.0, 15.0, 20.0, 30.0, 45.0, 60.0,
 )  # fmt: skip
+#: The ``le`` labels, as Go's Prometheus client prints them: ``1``, not ``1.0``.
+_BOUNDS = (*(f"{bound:g}" for bound in BUCKETS), "+Inf")
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 LABELS = ("verb", "dry_run", "group", "version", "resource", "subresource", "scope", "component")
 COMPONENT = "apiserver"
@@ -125,8 +127,7 @@ class RequestMetrics:
         for labels, histogram in sorted(self._durations.items()):
             rendered = _render(labels)
             cumulative = 0
-            bounds = [*(_number(b) for b in BUCKETS), "+Inf"]
-            for bound, count in zip(bounds, histogram.counts, strict=True):
+            for bound, count in zip(_BOUNDS, histogram.counts, strict=True):
                 cumulative += count
                 yield (
                     f'apiserver_request_duration_seconds_bucket{{{rendered},le="{bound}"}}'
@@ -145,8 +146,3 @@ def _render(labels: Labels, *, code: str = "") -> str:
 
 def _escape(value: str) -> str:
     return value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
-
-
-def _number(bound: float) -> str:
-    """Bucket bounds as Go's Prometheus client prints them: ``1``, not ``1.0``."""
-    return f"{bound:g}"

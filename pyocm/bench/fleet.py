@@ -16,8 +16,8 @@ memory are its own; the simulator runs here, each cluster a real agent, or split
 The report: hub CPU (cores, averaged over the window), hub RSS, lease renewal latency
 as the agents saw it and lease update latency in the hub's handler (from its
 ``/metrics``: without the simulator's delays, and without the hub's own TLS, parsing
-and event-loop queueing either), join times, Available→Unknown transitions that should not have
-happened, database size and growth, and objects stored per cluster.
+and event-loop queueing either), join times, Available→Unknown transitions that
+should not have happened, database size and growth, and objects stored per cluster.
 """
 
 from __future__ import annotations
