@@ -31,6 +31,10 @@ def test_first_error_matches_go(text: str, offset: int | None) -> None:
 def test_decode_and_errors() -> None:
     assert bytefields.decode("aGVsbG8=", kind="Secret") == b"hello"
     assert bytefields.decode(None, kind="Secret") == b""
+    assert bytefields.decode("aGVs\r\nbG8=", kind="Secret") == b"hello"
+    with pytest.raises(ApiError) as bad:
+        bytefields.decode("aGV\n!G8=", kind="Secret")
+    assert bad.value.message.endswith("illegal base64 data at input byte 4")
     with pytest.raises(ApiError) as caught:
         bytefields.decode(12, kind="Secret")
     assert (

@@ -139,6 +139,17 @@ def test_request_signature_must_verify(key: Any, detail: str) -> None:
     assert errs[0].message().endswith(f"}}: {detail}")
 
 
+def test_request_answers_are_remembered_within_a_bound(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(csr_validation, "_CHECKED_LIMIT", 2)
+    monkeypatch.setattr(csr_validation, "_checked", {})
+    good, bad = pem_request(), tampered(pem_request())
+    for _ in range(2):  # the second round answers from memory, the same way
+        assert csr_validation.request_problem(good) == ""
+        assert csr_validation.request_problem(bad) == "x509: ECDSA verification failure"
+        assert csr_validation.request_problem(b"hello") == "PEM block type must be CERTIFICATE REQUEST"
+        assert len(csr_validation._checked) == 2
+
+
 def test_bad_base64_request_is_a_bad_request() -> None:
     with pytest.raises(ApiError) as caught:
         certificates.CertificateSigningRequestStrategy().prepare_for_create(

@@ -13,6 +13,7 @@ from __future__ import annotations
 import base64
 import binascii
 import dataclasses
+import hashlib
 import re
 from typing import Any
 
@@ -72,8 +73,27 @@ class Options:
 _PEM_BLOCK = re.compile(rb"-----BEGIN ([^\r\n]*?)-----\r?\n(.*?)-----END \1-----", re.DOTALL)
 
 
+_CHECKED_LIMIT = 8192
+_checked: dict[bytes, str] = {}
+
+
 def request_problem(data: bytes) -> str:
-    """Why ``spec.request`` is not a well-signed PKCS#10 request ("" when it is)."""
+    """Why ``spec.request`` is not a well-signed PKCS#10 request ("" when it is).
+
+    Every update checks the request again (the approval, then the signer's status
+    write), and parsing plus verifying costs more than the rest of the update, so
+    answers are remembered by digest, the oldest forgotten first.
+    """
+    digest = hashlib.sha256(data).digest()
+    problem = _checked.get(digest)
+    if problem is None:
+        if len(_checked) >= _CHECKED_LIMIT:
+            del _checked[next(iter(_checked))]
+        problem = _checked[digest] = _check_request(data)
+    return problem
+
+
+def _check_request(data: bytes) -> str:
     try:
         request = pki_csr.load_csr(data)
         key, valid = request.public_key(), request.is_signature_valid
