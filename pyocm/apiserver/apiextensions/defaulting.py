@@ -34,17 +34,23 @@ def drop_null_fields(value: Any, node: Node | None) -> None:
     if node is None:
         return
     if isinstance(value, dict):
-        for key in list(value):
-            sub: Node | None = node.properties.get(key) or node.additional
-            if sub is None:
-                continue
-            if value[key] is None and not sub.nullable and sub.default is MISSING:
-                del value[key]
-            else:
-                drop_null_fields(value[key], sub)
+        properties, additional = node.properties, node.additional
+        nulls: list[str] = []
+        for key, item in value.items():
+            # Every read of a custom resource walks it here; scalars, most of an object,
+            # are passed over without a call.
+            if item is None:
+                sub = properties.get(key) or additional
+                if sub is not None and not sub.nullable and sub.default is MISSING:
+                    nulls.append(key)
+            elif isinstance(item, (dict, list)):
+                drop_null_fields(item, properties.get(key) or additional)
+        for key in nulls:
+            del value[key]
     elif isinstance(value, list) and node.items is not None:
         for item in value:
-            drop_null_fields(item, node.items)
+            if isinstance(item, (dict, list)):
+                drop_null_fields(item, node.items)
 
 
 def default_value(value: Any, node: Node | None) -> None:
