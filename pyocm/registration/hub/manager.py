@@ -136,7 +136,9 @@ def build_hub_manager(
         if options.gate("ManagedClusterAutoApproval")
         else (),
     )
-    manager.controller("csr-approval", approval.reconcile).watch(csrs)
+    # Each approval waits on three round trips (review, approval, event); in a rotation
+    # storm one worker would leave the hub idle between them.
+    manager.controller("csr-approval", approval.reconcile, workers=4).watch(csrs)
 
     common = ClusterRolesController(api, clusters, labels=options.labels, cache=roles.store)
     common_controller = manager.controller("clusterrole", common.reconcile)
