@@ -18,6 +18,8 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Protocol
 
+import uvloop
+
 from pyocm.runtime import metrics
 from pyocm.runtime.client import Api
 from pyocm.sim.fleet import Fleet, FleetOptions
@@ -232,7 +234,9 @@ def _ended(process: multiprocessing.process.BaseProcess) -> RuntimeError:
 
 
 def _shard_main(pipe: Connection, shard: _Shard) -> None:
-    asyncio.run(_serve_shard(pipe, shard))
+    # On uvloop like `pyocm sim`: a shard shares the machine with the hub it measures,
+    # and asyncio's TLS, written in Python, would cost it more CPU.
+    uvloop.run(_serve_shard(pipe, shard))
 
 
 async def _serve_shard(pipe: Connection, shard: _Shard) -> None:

@@ -94,8 +94,13 @@ def build_kubeconfig(
 
 
 def render_kubeconfig(config: Mapping[str, Any]) -> str:
-    """Serialise a kubeconfig dict as YAML, keeping the key order kubectl writes."""
-    return str(yaml.safe_dump(dict(config), default_flow_style=False, sort_keys=False))
+    """Serialise a kubeconfig dict as YAML, keeping the key order kubectl writes.
+
+    libyaml's emitter when PyYAML has it: the same text about ten times faster, and an
+    agent renders one for every certificate it gets.
+    """
+    dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+    return str(yaml.dump(dict(config), Dumper=dumper, default_flow_style=False, sort_keys=False))
 
 
 def write_kubeconfig(path: str | os.PathLike[str], config: Mapping[str, Any]) -> None:

@@ -13,8 +13,6 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-import yaml  # type: ignore[import-untyped,unused-ignore]
-
 from pyocm.pki import kubeconfig as kubeconfigs
 from pyocm.registration.agent import certs
 
@@ -35,7 +33,7 @@ class Hub:
 
     @classmethod
     def from_bootstrap(cls, bootstrap: Mapping[str, Any]) -> Hub:
-        info = kubeconfigs.parse_kubeconfig(yaml.safe_dump(dict(bootstrap)))
+        info = kubeconfigs.parse_kubeconfig(kubeconfigs.render_kubeconfig(bootstrap))
         return cls(server=info.server, ca_pem=info.ca_pem, insecure=info.insecure)
 
     def kubeconfig(self, *, cert_pem: bytes, key_pem: bytes) -> dict[str, Any]:
