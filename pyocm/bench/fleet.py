@@ -23,6 +23,7 @@ should not have happened, database size and growth, and objects stored per clust
 from __future__ import annotations
 
 import asyncio
+import base64
 import os
 import shlex
 import sqlite3
@@ -31,11 +32,16 @@ import tempfile
 import time
 from collections import Counter
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
+
+from cryptography import x509
 
 from pyocm.api import conditions, wellknown
 from pyocm.bench.simulation import InProcess, Shards, Simulation, Snapshot
 from pyocm.bench.stats import bucketed, latencies, request_buckets
+from pyocm.kube import timefmt
+from pyocm.pki import signer
 from pyocm.registration.hub.csrapproval import APPROVE_REASON
 from pyocm.runtime import kinds
 from pyocm.runtime.client import Api
@@ -261,19 +267,33 @@ async def _storm(fleet: Simulation, stats: ProcessStats, report: Report, *, time
 
 
 async def _renewals(admin: Api) -> str:
-    """The hub's side of the storm: renewal CSRs it approved, and over how long."""
+    """The hub's side of the storm: the renewal CSRs it approved and signed, and how long
+    it took from the first request to the last certificate. An agent sees its
+    certificate at its next read of the CSR, up to 8 s later."""
     listed = await admin.list_all(kinds.CSR)
-    times = sorted(
-        csr["metadata"]["creationTimestamp"]
-        for csr in listed.get("items") or []
-        if any(
-            c.get("reason") == APPROVE_REASON
-            for c in (csr.get("status") or {}).get("conditions") or []
-        )
-    )
-    if not times:
+    created, signed = [], []
+    for csr in listed.get("items") or []:
+        found = (csr.get("status") or {}).get("conditions") or []
+        if not any(c.get("reason") == APPROVE_REASON for c in found):
+            continue
+        created.append(timefmt.parse_time(csr["metadata"]["creationTimestamp"]))
+        if certificate := (csr.get("status") or {}).get("certificate"):
+            signed.append(issued_at(certificate))
+    if not created:
         return "none"
-    return f"{len(times)} approved, created from {times[0]} to {times[-1]}"
+    first, last = min(created), max(created)
+    text = f"{len(created)} approved, created over {(last - first).total_seconds():.0f} s"
+    if signed:
+        took = (max(signed) - first).total_seconds()
+        text += f"; {len(signed)} signed, the last {took:.0f} s after the first was created"
+    return text
+
+
+def issued_at(certificate: str) -> datetime:
+    """When the hub signed ``certificate`` (base64 PEM), to the second: its signer
+    backdates NotBefore by a fixed five minutes."""
+    cert = x509.load_pem_x509_certificate(base64.b64decode(certificate))
+    return cert.not_valid_before_utc + signer.BACKDATE
 
 
 async def _until_available(fleet: Simulation, *, timeout: float) -> Snapshot:

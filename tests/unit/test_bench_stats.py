@@ -1,10 +1,17 @@
-"""Reading the hub's request-duration histogram for the fleet report."""
+"""Reading the hub's request-duration histogram and certificates for the fleet report."""
 
 from __future__ import annotations
 
+import base64
+from datetime import UTC, datetime, timedelta
+
 import pytest
 
+from pyocm.bench.fleet import issued_at
 from pyocm.bench.stats import bucketed, request_buckets
+from pyocm.pki import keys, signer
+from pyocm.pki.ca import CertificateAuthority
+from pyocm.pki.csr import build_csr
 
 SERIES = (
     'apiserver_request_duration_seconds_bucket{{resource="leases",verb="{verb}",le="{le}"}} {n}'
@@ -43,3 +50,18 @@ def test_quantiles_are_the_buckets_they_fall_in_between_two_readings() -> None:
     assert bucketed(before, before, within=0.05) == "n=0"
     with pytest.raises(ValueError, match="not a bucket bound"):
         bucketed(before, after, within=0.04)
+
+
+def test_a_certificate_tells_when_the_hub_signed_it() -> None:
+    ca = CertificateAuthority.create("hub", valid_for=timedelta(days=1))
+    key = keys.generate_private_key()
+    moment = datetime(2026, 11, 25, 7, 30, 12, tzinfo=UTC)
+    pem = signer.sign_client_csr(
+        ca,
+        csr_pem=build_csr(key, common_name="agent"),
+        usages=["client auth"],
+        expiration_seconds=None,
+        max_ttl=timedelta(hours=1),
+        now=moment,
+    )
+    assert issued_at(base64.b64encode(pem).decode()) == moment
