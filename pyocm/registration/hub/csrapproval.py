@@ -27,7 +27,8 @@ from typing import Any
 
 from pyocm.api import conditions, wellknown
 from pyocm.kube import timefmt
-from pyocm.pki.csr import CsrError, parse_csr
+from pyocm.pki.csr import CsrError, common_name, load_csr
+from pyocm.pki.csr import organizations as organizations_of
 from pyocm.registration.hub import rbac
 from pyocm.runtime import kinds
 from pyocm.runtime.client import Api
@@ -44,27 +45,33 @@ APPROVE_MESSAGE = "Auto approving Managed cluster agent certificate after Subjec
 
 def validate(csr: Obj) -> str | None:
     """The cluster the CSR is for, or None when it is not a valid cluster-agent CSR."""
+    checked = _checked(csr)
+    return checked[0] if checked else None
+
+
+def _checked(csr: Obj) -> tuple[str, str] | None:
+    """(cluster, the request's CN) of a valid cluster-agent CSR, else None.
+
+    The request is parsed, not verified: the API server verified its signature when
+    the CSR was created (upstream's approver only parses it too)."""
     cluster = ((csr.get("metadata") or {}).get("labels") or {}).get(wellknown.CLUSTER_NAME_LABEL)
     spec = csr.get("spec") or {}
     if not cluster or spec.get("signerName") != CLIENT_SIGNER:
         return None
     try:
-        info = parse_csr(base64.b64decode(spec.get("request") or "", validate=True))
+        request = load_csr(base64.b64decode(spec.get("request") or "", validate=True))
+        name, organizations = common_name(request.subject), organizations_of(request.subject)
     except (CsrError, binascii.Error, ValueError):
         return None
-    groups = set(info.organizations) - {rbac.MANAGED_CLUSTERS_GROUP}
+    groups = set(organizations) - {rbac.MANAGED_CLUSTERS_GROUP}
     if groups != {f"{rbac.SUBJECT_PREFIX}{cluster}"}:
         return None
-    if not info.common_name.startswith(rbac.SUBJECT_PREFIX):
+    if not name.startswith(rbac.SUBJECT_PREFIX):
         return None
-    parts = info.common_name.removeprefix(rbac.SUBJECT_PREFIX).split(":")
+    parts = name.removeprefix(rbac.SUBJECT_PREFIX).split(":")
     if len(parts) != 2 or not all(parts) or parts[0] != cluster:
         return None
-    return str(cluster)
-
-
-def common_name(csr: Obj) -> str:
-    return parse_csr(base64.b64decode(csr["spec"]["request"])).common_name
+    return str(cluster), name
 
 
 class CsrApprovalController:
@@ -89,11 +96,12 @@ class CsrApprovalController:
         csr = self.csrs.store.get(name)
         if csr is None or _decided(csr):
             return
-        cluster = validate(csr)
-        if cluster is None:
+        checked = _checked(csr)
+        if checked is None:
             return
+        cluster, requested_for = checked
         spec = csr["spec"]
-        if spec.get("username") == common_name(csr):
+        if spec.get("username") == requested_for:
             if await self._renewal_allowed(csr, cluster):
                 await self._approve(csr, reason="ManagedClusterCSRAutoApproved")
             return
