@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import os
 import shlex
 import sqlite3
@@ -278,7 +279,8 @@ async def _renewals(admin: Api) -> str:
             continue
         created.append(timefmt.parse_time(csr["metadata"]["creationTimestamp"]))
         if certificate := (csr.get("status") or {}).get("certificate"):
-            signed.append(issued_at(certificate))
+            with contextlib.suppress(ValueError):  # unreadable: not counted as signed
+                signed.append(issued_at(certificate))
     if not created:
         return "none"
     first, last = min(created), max(created)

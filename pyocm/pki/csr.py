@@ -112,6 +112,18 @@ def parse_csr(pem: bytes | str) -> CsrInfo:
     )
 
 
+def read_subject(pem: bytes | str) -> tuple[str, tuple[str, ...]]:
+    """(CN, O attributes) of a PEM CSR, read as Go's ``ParseCertificateRequest`` reads
+    it (a malformed extension makes the request unreadable) but not verified; for
+    requests the API server already verified. Raises :class:`CsrError` on garbage."""
+    request = load_csr(pem)
+    try:
+        request.extensions  # noqa: B018 - parsed for its errors, as Go parses them
+        return common_name(request.subject), organizations(request.subject)
+    except (ValueError, TypeError, KeyError, x509.UnsupportedGeneralNameType):
+        raise CsrError("x509: malformed certificate request") from None
+
+
 def common_name(name: x509.Name) -> str:
     """The subject's CN as Go reads it: the last CN attribute, or "" when absent."""
     values = name.get_attributes_for_oid(NameOID.COMMON_NAME)

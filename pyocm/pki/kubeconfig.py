@@ -96,8 +96,9 @@ def build_kubeconfig(
 def render_kubeconfig(config: Mapping[str, Any]) -> str:
     """Serialise a kubeconfig dict as YAML, keeping the key order kubectl writes.
 
-    libyaml's emitter when PyYAML has it: the same text about ten times faster, and an
-    agent renders one for every certificate it gets.
+    libyaml's emitter when PyYAML has it: for a kubeconfig, the text PyYAML's Python
+    emitter writes, about ten times faster; an agent renders one for every certificate
+    it gets.
     """
     dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
     return str(yaml.dump(dict(config), Dumper=dumper, default_flow_style=False, sort_keys=False))

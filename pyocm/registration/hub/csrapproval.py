@@ -27,8 +27,7 @@ from typing import Any
 
 from pyocm.api import conditions, wellknown
 from pyocm.kube import timefmt
-from pyocm.pki.csr import CsrError, common_name, load_csr
-from pyocm.pki.csr import organizations as organizations_of
+from pyocm.pki.csr import CsrError, read_subject
 from pyocm.registration.hub import rbac
 from pyocm.runtime import kinds
 from pyocm.runtime.client import Api
@@ -59,8 +58,9 @@ def _checked(csr: Obj) -> tuple[str, str] | None:
     if not cluster or spec.get("signerName") != CLIENT_SIGNER:
         return None
     try:
-        request = load_csr(base64.b64decode(spec.get("request") or "", validate=True))
-        name, organizations = common_name(request.subject), organizations_of(request.subject)
+        name, organizations = read_subject(
+            base64.b64decode(spec.get("request") or "", validate=True)
+        )
     except (CsrError, binascii.Error, ValueError):
         return None
     groups = set(organizations) - {rbac.MANAGED_CLUSTERS_GROUP}

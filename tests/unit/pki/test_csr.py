@@ -143,3 +143,29 @@ def test_common_name_is_empty_without_cn() -> None:
 
     assert csr.common_name(name) == ""
     assert csr.organizations(name) == ("g",)
+
+
+def test_read_subject_reads_without_verifying() -> None:
+    pem = csr.build_csr(
+        keys.generate_private_key(), common_name="agent", organizations=["g1", "g2"]
+    )
+
+    assert csr.read_subject(pem) == ("agent", ("g1", "g2"))
+    assert csr.read_subject(_tampered(pem)) == ("agent", ("g1", "g2"))
+
+
+def test_read_subject_refuses_a_malformed_extension_as_go_does() -> None:
+    broken_sans = x509.UnrecognizedExtension(
+        x509.oid.ExtensionOID.SUBJECT_ALTERNATIVE_NAME, b"\x04\x01\x00"
+    )
+    request = (
+        x509.CertificateSigningRequestBuilder()
+        .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "agent")]))
+        .add_extension(broken_sans, critical=False)
+        .sign(keys.generate_private_key(), hashes.SHA256())
+    )
+
+    with pytest.raises(csr.CsrError, match="malformed certificate request"):
+        csr.read_subject(request.public_bytes(serialization.Encoding.PEM))
+    with pytest.raises(csr.CsrError):
+        csr.read_subject(b"not a pem")

@@ -58,6 +58,7 @@ def test_certificate_round_trip_through_yaml() -> None:
     text = kubeconfig.render_kubeconfig(config)
 
     assert yaml.safe_load(text) == config
+    assert text == yaml.safe_dump(config, default_flow_style=False, sort_keys=False)
     assert text.startswith("apiVersion: v1\nkind: Config\n")
     assert kubeconfig.parse_kubeconfig(text) == kubeconfig.KubeconfigInfo(
         server=SERVER, ca_pem=CA, cert_pem=CERT, key_pem=KEY, token=None, insecure=False

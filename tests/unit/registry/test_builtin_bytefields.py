@@ -35,6 +35,10 @@ def test_decode_and_errors() -> None:
     with pytest.raises(ApiError) as bad:
         bytefields.decode("aGV\n!G8=", kind="Secret")
     assert bad.value.message.endswith("illegal base64 data at input byte 4")
+    with pytest.raises(ApiError) as non_ascii:
+        bytefields.decode("aGé=", kind="Secret")
+    assert non_ascii.value.message.endswith("illegal base64 data at input byte 2")
+    assert bytefields.first_error("aGé=") == 2
     with pytest.raises(ApiError) as caught:
         bytefields.decode(12, kind="Secret")
     assert (

@@ -140,14 +140,25 @@ def test_request_signature_must_verify(key: Any, detail: str) -> None:
 
 
 def test_request_answers_are_remembered_within_a_bound(monkeypatch: pytest.MonkeyPatch) -> None:
+    checked: list[bytes] = []
+    real = csr_validation._check_request
+
+    def counted(data: bytes) -> str:
+        checked.append(data)
+        return real(data)
+
+    monkeypatch.setattr(csr_validation, "_check_request", counted)
     monkeypatch.setattr(csr_validation, "_CHECKED_LIMIT", 2)
     monkeypatch.setattr(csr_validation, "_checked", {})
-    good, bad = pem_request(), tampered(pem_request())
+    good, bad, garbage = pem_request(), tampered(pem_request()), b"hello"
     for _ in range(2):  # the second round answers from memory, the same way
         assert csr_validation.request_problem(good) == ""
         assert csr_validation.request_problem(bad) == "x509: ECDSA verification failure"
-        assert csr_validation.request_problem(b"hello") == "PEM block type must be CERTIFICATE REQUEST"
-        assert len(csr_validation._checked) == 2
+    assert checked == [good, bad]
+    assert csr_validation.request_problem(garbage) == "PEM block type must be CERTIFICATE REQUEST"
+    assert csr_validation.request_problem(bad) == "x509: ECDSA verification failure"
+    assert csr_validation.request_problem(good) == ""  # the oldest was forgotten
+    assert checked == [good, bad, garbage, good]
 
 
 def test_bad_base64_request_is_a_bad_request() -> None:

@@ -10,7 +10,6 @@ padding is an error) and the size and ``%#v`` rendering validation messages rely
 from __future__ import annotations
 
 import base64
-import binascii
 import string
 from typing import Any
 
@@ -25,7 +24,7 @@ def first_error(text: str) -> int | None:
     try:  # the usual case, valid input, checked at C speed
         base64.b64decode(_compact(text), validate=True)
         return None
-    except binascii.Error:
+    except ValueError:  # binascii.Error, or a non-ASCII character
         return _scan(text)
 
 
@@ -94,7 +93,7 @@ def decode(value: object, *, kind: str, version: str = "v1") -> bytes:
     compact = _compact(value)
     try:  # valid input decoded once, at C speed: CSRs and certificates pass here per write
         return base64.b64decode(compact, validate=True)
-    except binascii.Error:
+    except ValueError:  # binascii.Error, or a non-ASCII character
         offset = _scan(value)
     if offset is not None:
         raise status.bad_request(

@@ -73,7 +73,7 @@ class Options:
 _PEM_BLOCK = re.compile(rb"-----BEGIN ([^\r\n]*?)-----\r?\n(.*?)-----END \1-----", re.DOTALL)
 
 
-_CHECKED_LIMIT = 8192
+_CHECKED_LIMIT = 32768
 _checked: dict[bytes, str] = {}
 
 
