@@ -270,7 +270,7 @@ async def _storm(fleet: Simulation, stats: ProcessStats, report: Report, *, time
 async def _renewals(admin: Api) -> str:
     """The hub's side of the storm: the renewal CSRs it approved and signed, and how long
     it took from the first request to the last certificate. An agent sees its
-    certificate at its next read of the CSR, up to 8 s later."""
+    certificate at its next read of the CSR, which may come about 40 s later."""
     listed = await admin.list_all(kinds.CSR)
     created, signed = [], []
     for csr in listed.get("items") or []:

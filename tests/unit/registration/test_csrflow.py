@@ -60,8 +60,8 @@ class Hub:
         return {**self.csr, "status": status}
 
 
-async def test_polling_backs_off_to_eight_times_the_poll_interval() -> None:
-    hub, clock = Hub(pending_reads=6), Clock()
+async def test_polling_backs_off_to_32_times_the_poll_interval_with_jitter() -> None:
+    hub, clock = Hub(pending_reads=7), Clock()
     key = generate_private_key()
     pem = await request_certificate(
         hub,  # type: ignore[arg-type]
@@ -72,8 +72,10 @@ async def test_polling_backs_off_to_eight_times_the_poll_interval() -> None:
     )
     assert certs.key_matches(certs.load_chain(pem)[0], key)
     # The create's answer is the first look: no read right after it.
-    assert clock.sleeps == [1.0, 2.0, 4.0, 8.0, 8.0, 8.0, 8.0]
-    assert hub.reads == 7
+    expected = [1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 32.0, 32.0]
+    assert len(clock.sleeps) == len(expected) and hub.reads == 8
+    for slept, planned in zip(clock.sleeps, expected, strict=True):
+        assert planned * 0.8 <= slept <= planned * 1.2
 
 
 class EndingWatches(Hub):
