@@ -8,10 +8,12 @@ from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import pytest
+
 from pyocm.pki.ca import CertificateAuthority
 from pyocm.pki.keys import generate_private_key
 from pyocm.pki.signer import sign_client_csr
-from pyocm.registration.agent import certs
+from pyocm.registration.agent import certs, csrflow
 from pyocm.registration.agent.csrflow import request_certificate
 
 Obj = dict[str, Any]
@@ -60,7 +62,16 @@ class Hub:
         return {**self.csr, "status": status}
 
 
-async def test_polling_backs_off_to_32_times_the_poll_interval_with_jitter() -> None:
+async def test_polling_backs_off_to_32_times_the_poll_interval_with_jitter(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    extremes = iter([0.8, 1.2] * 4)
+
+    def uniform(low: float, high: float) -> float:
+        assert (low, high) == pytest.approx((0.8, 1.2))  # ±20 %
+        return next(extremes)  # each extreme in turn
+
+    monkeypatch.setattr(csrflow.random, "uniform", uniform)
     hub, clock = Hub(pending_reads=7), Clock()
     key = generate_private_key()
     pem = await request_certificate(
@@ -72,10 +83,11 @@ async def test_polling_backs_off_to_32_times_the_poll_interval_with_jitter() -> 
     )
     assert certs.key_matches(certs.load_chain(pem)[0], key)
     # The create's answer is the first look: no read right after it.
-    expected = [1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 32.0, 32.0]
-    assert len(clock.sleeps) == len(expected) and hub.reads == 8
-    for slept, planned in zip(clock.sleeps, expected, strict=True):
-        assert planned * 0.8 <= slept <= planned * 1.2
+    planned = [1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 32.0, 32.0]
+    assert clock.sleeps == pytest.approx(
+        [p * j for p, j in zip(planned, [0.8, 1.2] * 4, strict=True)]
+    )
+    assert hub.reads == 8
 
 
 class EndingWatches(Hub):
