@@ -16,6 +16,7 @@ import time
 from aiohttp import web
 
 from pyocm.apiserver import metrics
+from pyocm.apiserver.authentication import impersonation
 from pyocm.apiserver.authentication import user as users
 from pyocm.apiserver.authorization import authorizer
 from pyocm.apiserver.authorization.attributes import Attributes
@@ -129,6 +130,14 @@ async def _handle(
         if request.method != "GET" or path != CLUSTER_INFO:
             raise status.unauthorized()
         user = users.UserInfo(name=users.ANONYMOUS, groups=(users.UNAUTHENTICATED,))
+    if impersonation.requested(request.raw_headers):
+        # As kube: between authentication and authorization, and for everything after.
+        user = impersonation.impersonate(
+            user,
+            headers=request.headers,
+            rbac=state.rbac,
+            request_line=f"{request.method} {request.rel_url.raw_path}",
+        )
     _authorize(state, user, info)
     if not info.resource_request:
         if discovery.handles(path):
