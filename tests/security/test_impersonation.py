@@ -21,6 +21,7 @@ from pyocm.pki.csr import build_csr
 from pyocm.pki.keys import generate_private_key
 from pyocm.runtime.client import Api
 from pyocm.testing import Client, HubProcess
+from tests.security.conftest import Caller
 from tests.support import eventually, grant, subject
 
 AUTHN = "authentication.k8s.io"
@@ -323,3 +324,19 @@ async def test_csr_records_the_impersonated_requester(admin: Client, unique: str
     assert code == 201, created
     assert created["spec"]["username"] == "henry"
     assert created["spec"]["groups"] == ["system:masters", "system:authenticated"]
+
+
+async def test_an_anonymous_caller_cannot_impersonate(anonymous: Caller) -> None:
+    cluster_info = "/api/v1/namespaces/kube-public/configmaps/cluster-info"
+    code, status = await anonymous.request(
+        "GET", cluster_info, headers={"Impersonate-User": "pyocm-admin"}
+    )
+    assert (code, status["message"]) == (
+        403,
+        'users "pyocm-admin" is forbidden: User "system:anonymous" cannot impersonate '
+        'resource "users" in API group "" at the cluster scope',
+    )
+    code, _ = await anonymous.request(
+        "GET", "/api/v1/namespaces", headers={"Impersonate-User": "pyocm-admin"}
+    )
+    assert code == 401, "no credential: refused before impersonation is considered"
