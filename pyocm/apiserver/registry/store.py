@@ -182,8 +182,32 @@ class Store:
         """Built-in kinds keep only their struct's fields, as decoding into Go would;
         what went is reported for ``fieldValidation`` (custom resources prune by schema)."""
         if info.strategy.decodes_into_struct:
-            removed = knownfields.drop_unknown(info.group, info.kind, obj)
+            removed = knownfields.drop_unknown(info.group, info.version, info.kind, obj)
             ctx.warnings.extend(f'unknown field "{path}"' for path in removed)
+
+    @staticmethod
+    def _check_decodes(info: ResourceInfo, obj: Obj, ctx: Context, *, patched: bool) -> None:
+        """Refuse a body that would not decode into the kind's Go struct (built-ins) or
+        whose ObjectMeta would not (every kind), in kube's words: 400 on create and
+        update, 422 ``patch`` Invalid once a patch has been applied, 400 for an apply."""
+        if info.strategy.decodes_into_struct:
+            found = knownfields.decode_error(info.group, info.version, info.kind, obj)
+        else:
+            found = knownfields.metadata_decode_error(obj)
+        if found is None:
+            return
+        if ctx.applied:
+            gvk = f"{info.group_version}, Kind={info.kind}"
+            raise status.bad_request(
+                f"failed to create typed patch object ({gvk}): {found.apply_message()}"
+            )
+        if patched:
+            cause = status.invalid("patch", orjson.dumps(obj).decode(), found.go_message())
+            raise status.invalid_object(kind="", group="", name="", errors=[cause])
+        raise status.bad_request(
+            f'{info.kind} in version "{info.version}" cannot be handled as a {info.kind}: '
+            + found.go_message()
+        )
 
     @staticmethod
     def _stored(info: ResourceInfo, obj: Obj) -> bytes:
@@ -202,6 +226,7 @@ class Store:
     # --- create ------------------------------------------------------------------
 
     async def create(self, info: ResourceInfo, obj: Obj, ctx: Context) -> Obj:
+        self._check_decodes(info, obj, ctx, patched=False)
         m = meta(obj)
         self._check_namespace(info, m, ctx.namespace)
         if m.get("resourceVersion"):
@@ -293,6 +318,7 @@ class Store:
         self, info: ResourceInfo, *, name: str, obj: Obj, ctx: Context
     ) -> tuple[Obj, bool]:
         """PUT semantics. Returns the stored object and whether it was created."""
+        self._check_decodes(info, obj, ctx, patched=False)
         m = meta(obj)
         self._check_namespace(info, m, ctx.namespace)
         if m.get("name") and m["name"] != name:
@@ -352,6 +378,7 @@ class Store:
             current = self.present(info, codec.decode(kv))
             result = mutate(_copy(current))
             new = await result if not isinstance(result, dict) else result
+            self._check_decodes(info, new, ctx, patched=True)
             m = meta(new)
             pinned_rv = str(m.get("resourceVersion") or "")
             if pinned_rv and pinned_rv != str(kv.mod_revision):

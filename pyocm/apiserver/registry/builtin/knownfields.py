@@ -1,24 +1,24 @@
-"""The fields each built-in kind has, so unknown ones are dropped and reported.
+"""The fields and types each built-in kind has: unknown fields are dropped and reported,
+values of the wrong type refused.
 
-kube-apiserver decodes a built-in object into its Go struct: a field the struct lacks
+kube-apiserver decodes a built-in object into its Go struct. A field the struct lacks
 disappears, and ``fieldValidation`` decides whether that is an error (``Strict``: 400
 ``strict decoding error: unknown field "spec.foo"``), a warning (``Warn``) or silent
-(``Ignore``). These tables are those structs' JSON field names, written as small
-structural schemas so the CRD pruner does the work. ``ANY`` marks free-form parts
-(RawExtension-like, or subtrees validated elsewhere) that are kept as sent.
+(``Ignore``); a value of the wrong JSON type fails the decoding (:mod:`godecode`). Both
+follow Kubernetes' published schemas (:mod:`kubeschemas`), compiled once per kind: into a
+structural schema for the CRD pruner, and into a Go type tree for the decoding check.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
 from pyocm.apiserver.apiextensions.pruning import prune
 from pyocm.apiserver.apiextensions.schema import CompiledSchema
+from pyocm.apiserver.registry.builtin import godecode, kubeschemas
 
-Schema = dict[str, Any]
-S: Schema = {"type": "string"}
-ANY: Schema = {"x-kubernetes-preserve-unknown-fields": True}
 OBJECT_META_FIELDS = frozenset(
     {
         "name",
@@ -38,201 +38,57 @@ OBJECT_META_FIELDS = frozenset(
         "managedFields",
     }
 )
+_OBJECT_META = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"
 
 
-def obj(*names: str, **typed: Schema) -> Schema:
-    """An object with scalar fields ``names`` and structured fields ``typed``."""
-    properties: dict[str, Schema] = {name: S for name in names}
-    properties.update(typed)
-    return {"type": "object", "properties": properties}
+@dataclass(frozen=True, slots=True)
+class KindSchema:
+    """One built-in kind's schema, in the two compiled forms its writes need."""
 
-
-def arr(item: Schema) -> Schema:
-    return {"type": "array", "items": item}
-
-
-def mapof(item: Schema = S) -> Schema:
-    return {"type": "object", "additionalProperties": item}
-
-
-CONDITION = obj(
-    "type",
-    "status",
-    "lastTransitionTime",
-    "lastHeartbeatTime",
-    "lastUpdateTime",
-    "reason",
-    "message",
-)
-OBJECT_REFERENCE = obj(
-    "kind", "namespace", "name", "uid", "apiVersion", "resourceVersion", "fieldPath"
-)
-LABEL_SELECTOR = obj(
-    matchLabels=mapof(), matchExpressions=arr(obj("key", "operator", values=arr(S)))
-)
-POLICY_RULE = obj(
-    verbs=arr(S), apiGroups=arr(S), resources=arr(S), resourceNames=arr(S), nonResourceURLs=arr(S)
-)
-SUBJECT = obj("kind", "apiGroup", "name", "namespace")
-ROLE_REF = obj("apiGroup", "kind", "name")
-EVENT_SERIES = obj("count", "lastObservedTime")
-EVENT_SOURCE = obj("component", "host")
-
-_SCHEMAS: dict[tuple[str, str], Schema] = {
-    ("", "Namespace"): obj(
-        spec=obj(finalizers=arr(S)), status=obj("phase", conditions=arr(CONDITION))
-    ),
-    ("", "ConfigMap"): obj("immutable", data=mapof(), binaryData=mapof()),
-    ("", "Secret"): obj("type", "immutable", data=mapof(), stringData=mapof()),
-    ("", "ServiceAccount"): obj(
-        "automountServiceAccountToken",
-        secrets=arr(OBJECT_REFERENCE),
-        imagePullSecrets=arr(obj("name")),
-    ),
-    ("", "Node"): obj(
-        spec=obj(
-            "podCIDR",
-            "providerID",
-            "unschedulable",
-            "externalID",
-            podCIDRs=arr(S),
-            taints=arr(obj("key", "value", "effect", "timeAdded")),
-            configSource=ANY,
-        ),
-        status=obj(
-            "phase",
-            capacity=mapof(),
-            allocatable=mapof(),
-            conditions=arr(CONDITION),
-            addresses=arr(obj("type", "address")),
-            daemonEndpoints=obj(kubeletEndpoint=obj("Port")),
-            nodeInfo=obj(
-                "machineID",
-                "systemUUID",
-                "bootID",
-                "kernelVersion",
-                "osImage",
-                "containerRuntimeVersion",
-                "kubeletVersion",
-                "kubeProxyVersion",
-                "operatingSystem",
-                "architecture",
-            ),
-            images=arr(obj("sizeBytes", names=arr(S))),
-            volumesInUse=arr(S),
-            volumesAttached=arr(obj("name", "devicePath")),
-            config=ANY,
-            runtimeHandlers=ANY,
-            features=ANY,
-        ),
-    ),
-    ("", "Event"): obj(
-        "reason",
-        "message",
-        "firstTimestamp",
-        "lastTimestamp",
-        "count",
-        "type",
-        "eventTime",
-        "action",
-        "reportingComponent",
-        "reportingInstance",
-        involvedObject=OBJECT_REFERENCE,
-        related=OBJECT_REFERENCE,
-        source=EVENT_SOURCE,
-        series=EVENT_SERIES,
-    ),
-    ("events.k8s.io", "Event"): obj(
-        "eventTime",
-        "reportingController",
-        "reportingInstance",
-        "action",
-        "reason",
-        "note",
-        "type",
-        "deprecatedFirstTimestamp",
-        "deprecatedLastTimestamp",
-        "deprecatedCount",
-        regarding=OBJECT_REFERENCE,
-        related=OBJECT_REFERENCE,
-        series=EVENT_SERIES,
-        deprecatedSource=EVENT_SOURCE,
-    ),
-    ("coordination.k8s.io", "Lease"): obj(
-        spec=obj(
-            "holderIdentity",
-            "leaseDurationSeconds",
-            "acquireTime",
-            "renewTime",
-            "leaseTransitions",
-            "strategy",
-            "preferredHolder",
-        )
-    ),
-    ("certificates.k8s.io", "CertificateSigningRequest"): obj(
-        spec=obj(
-            "request",
-            "signerName",
-            "expirationSeconds",
-            "username",
-            "uid",
-            usages=arr(S),
-            groups=arr(S),
-            extra=mapof(arr(S)),
-        ),
-        status=obj("certificate", conditions=arr(CONDITION)),
-    ),
-    ("rbac.authorization.k8s.io", "ClusterRole"): obj(
-        rules=arr(POLICY_RULE), aggregationRule=obj(clusterRoleSelectors=arr(LABEL_SELECTOR))
-    ),
-    ("rbac.authorization.k8s.io", "Role"): obj(rules=arr(POLICY_RULE)),
-    ("rbac.authorization.k8s.io", "ClusterRoleBinding"): obj(
-        subjects=arr(SUBJECT), roleRef=ROLE_REF
-    ),
-    ("rbac.authorization.k8s.io", "RoleBinding"): obj(subjects=arr(SUBJECT), roleRef=ROLE_REF),
-    ("apiextensions.k8s.io", "CustomResourceDefinition"): obj(
-        spec=obj(
-            "group",
-            "scope",
-            "preserveUnknownFields",
-            names=obj(
-                "plural", "singular", "kind", "listKind", shortNames=arr(S), categories=arr(S)
-            ),
-            versions=arr(
-                obj(
-                    "name",
-                    "served",
-                    "storage",
-                    "deprecated",
-                    "deprecationWarning",
-                    schema=obj(openAPIV3Schema=ANY),
-                    subresources=ANY,
-                    additionalPrinterColumns=arr(
-                        obj("name", "type", "format", "description", "priority", "jsonPath")
-                    ),
-                    selectableFields=arr(obj("jsonPath")),
-                )
-            ),
-            conversion=ANY,
-        ),
-        status=ANY,
-    ),
-}
+    pruning: CompiledSchema
+    decoding: godecode.GoType
 
 
 @cache
-def _compiled(group: str, kind: str) -> CompiledSchema | None:
-    schema = _SCHEMAS.get((group, kind))
-    return CompiledSchema.from_openapi(schema) if schema is not None else None
+def kind_schema(group: str, version: str, kind: str) -> KindSchema | None:
+    schema = kubeschemas.structural(group, version, kind)
+    if schema is None:
+        return None
+    return KindSchema(CompiledSchema.from_openapi(schema), godecode.compile_decoder(schema))
 
 
-def drop_unknown(group: str, kind: str, body: dict[str, Any]) -> list[str]:
+@cache
+def _object_meta() -> godecode.GoType:
+    """A root whose one field is ObjectMeta, for the metadata of custom resources."""
+    meta = kubeschemas.reference(_OBJECT_META)
+    return godecode.compile_decoder(
+        {"type": "object", "properties": {"metadata": meta}, "x-go-struct": "Object"}
+    )
+
+
+def decode_error(
+    group: str, version: str, kind: str, body: dict[str, Any]
+) -> godecode.Mismatch | None:
+    """Go's decoding error for ``body`` as the built-in kind, or None if it decodes."""
+    compiled = kind_schema(group, version, kind)
+    return godecode.first_error(body, compiled.decoding) if compiled is not None else None
+
+
+def metadata_decode_error(body: dict[str, Any]) -> godecode.Mismatch | None:
+    """The decoding error of ``body``'s ObjectMeta alone (any kind, custom ones too)."""
+    metadata = body.get("metadata")
+    if not isinstance(metadata, dict):
+        return None
+    return godecode.first_error({"metadata": metadata}, _object_meta())
+
+
+def drop_unknown(group: str, version: str, kind: str, body: dict[str, Any]) -> list[str]:
     """Remove fields the kind does not have (metadata included); return their paths."""
-    compiled = _compiled(group, kind)
+    compiled = kind_schema(group, version, kind)
     if compiled is None:
         return []
     order = {key: index for index, key in enumerate(body)}
-    removed = prune(body, compiled)
+    removed = prune(body, compiled.pruning)
     metadata = body.get("metadata")
     if isinstance(metadata, dict):
         for field in [f for f in metadata if f not in OBJECT_META_FIELDS]:
