@@ -14,6 +14,10 @@ The first refusal answers 403 with kube's message. Groups, a uid or extras witho
 are a 400. The identity built then replaces the caller for authorization and everything
 downstream; each impersonated request is logged with both names on
 ``pyocm.apiserver.audit``, the stand-in for kube's audit ``user``/``impersonatedUser``.
+
+One difference: a caller without credentials reaches the health checks and ``/version``
+before impersonation is considered (kube would answer 403 there); everywhere else an
+anonymous caller is 401, or, on cluster-info, checked as ``system:anonymous``.
 """
 
 from __future__ import annotations

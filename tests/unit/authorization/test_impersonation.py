@@ -24,7 +24,7 @@ def as_admin(*pairs: tuple[str, str]) -> UserInfo:
 def test_requested_spots_any_impersonate_header_in_any_case() -> None:
     plain = [(b"Host", b"h"), (b"Accept", b"application/json"), (b"If-Match", b"x")]
     assert not impersonation.requested(plain)
-    assert not impersonation.requested([(b"Impersonate", b"x"), (b"i", b"")])
+    assert not impersonation.requested([(b"Impersonate", b"x"), (b"i", b""), (b"", b"")])
     for name in (
         b"Impersonate-User",
         b"impersonate-group",
