@@ -47,12 +47,19 @@ async def _accept_all(
     async with connect(kubeconfig) as api:
         for name in names:
             try:
-                approved = await accept_cluster(api, name, wait=wait, timeout=timeout)
+                approved = await accept_cluster(
+                    api, name, wait=wait, timeout=timeout, on_refusal=_refused
+                )
             except AcceptError as err:
                 fail(str(err))
             typer.echo(
                 f"accepted {name}" + (f" (approved {', '.join(approved)})" if approved else "")
             )
+
+
+def _refused(reason: str) -> None:
+    """A pending CSR accept leaves alone, and why (it names the CSR and its requester)."""
+    typer.echo(f"not approved: {reason}", err=True)
 
 
 def deny(

@@ -6,14 +6,18 @@ signer, a parsable request, exactly the cluster's group besides the managed-clus
 group, CN ``system:open-cluster-management:<cluster>:<agent>``). Then:
 
 * renewal: the requester is the certificate's CN (an agent renewing with its current
-  certificate), the cluster is accepted (a pyocm addition from mission seed 000: access
-  is never renewed for a cluster the admin has not accepted), and a SubjectAccessReview
-  grants ``renew`` on ``managedclusters/clientcertificates`` (the per-cluster role grants
-  it only while accepted);
+  certificate) and in the cluster's group (a pyocm addition: a certificate whose CN and
+  group name different clusters renews neither), the cluster is accepted (a pyocm
+  addition from mission seed 000: access is never renewed for a cluster the admin has
+  not accepted), and a SubjectAccessReview grants ``renew`` on
+  ``managedclusters/clientcertificates`` (the per-cluster role grants it only while
+  accepted);
 * auto-approval (gate ``ManagedClusterAutoApproval``): the requester is one of the
-  configured users.
+  configured users and a bootstrap identity (requesters.py: a cluster's own identity
+  never joins as another cluster).
 
-A first join is approved by the admin (``pyocm accept``), never here.
+A CSR that a cluster agent made but that is no renewal of its own certificate is logged
+as refused. A first join is approved by the admin (``pyocm accept``), never here.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ from pyocm.api import conditions, wellknown
 from pyocm.kube import timefmt
 from pyocm.pki.csr import CsrError, read_subject
 from pyocm.registration.hub import rbac
+from pyocm.registration.hub.requesters import Requester, join_refusal, renewal_refusal
 from pyocm.runtime import kinds
 from pyocm.runtime.client import Api
 from pyocm.runtime.clock import Clock
@@ -42,13 +47,7 @@ APPROVE_REASON = "AutoApprovedByHubCSRApprovingController"
 APPROVE_MESSAGE = "Auto approving Managed cluster agent certificate after SubjectAccessReview."
 
 
-def validate(csr: Obj) -> str | None:
-    """The cluster the CSR is for, or None when it is not a valid cluster-agent CSR."""
-    checked = _checked(csr)
-    return checked[0] if checked else None
-
-
-def _checked(csr: Obj) -> tuple[str, str] | None:
+def checked_subject(csr: Obj) -> tuple[str, str] | None:
     """(cluster, the request's CN) of a valid cluster-agent CSR, else None.
 
     The request is parsed, not verified: the API server verified its signature when
@@ -96,16 +95,23 @@ class CsrApprovalController:
         csr = self.csrs.store.get(name)
         if csr is None or _decided(csr):
             return
-        checked = _checked(csr)
+        checked = checked_subject(csr)
         if checked is None:
             return
         cluster, requested_for = checked
-        spec = csr["spec"]
-        if spec.get("username") == requested_for:
-            if await self._renewal_allowed(csr, cluster):
+        requester = Requester.of(csr)
+        if requester.username == requested_for or requester.cluster_agent:
+            refusal = renewal_refusal(requester, cluster=cluster, common_name=requested_for)
+            if refusal is not None:
+                log.warning("not approving CSR %s: %s", name, refusal)
+            elif await self._renewal_allowed(csr, cluster):
                 await self._approve(csr, reason="ManagedClusterCSRAutoApproved")
             return
-        if spec.get("username") in self.auto_approved_users:
+        if requester.username in self.auto_approved_users:
+            refusal = join_refusal(csr)
+            if refusal is not None:
+                log.warning("not approving CSR %s: %s", name, refusal)
+                return
             await self._approve(csr, reason="ManagedClusterAutoApproved")
 
     async def _renewal_allowed(self, csr: Obj, cluster: str) -> bool:
