@@ -148,18 +148,28 @@ def common_roles(*, labels: Mapping[str, str] = {}) -> list[Obj]:
 def bootstrap_objects() -> list[Obj]:
     """What a bootstrap credential may do: ask for a certificate and create its cluster, nothing more.
 
+    The rules are upstream's (the cluster-manager chart's and ``clusteradm init``'s
+    ``open-cluster-management:bootstrap``), so upstream's Go agent finds what it uses:
+    read, list and watch CSRs and ManagedClusters, create them. Nothing updates: every
+    joining cluster shares the token, so ``update`` would let any of them rewrite every
+    cluster (an agent updates its own cluster with its own certificate, once accepted).
+
+    Two rules are narrower than upstream's, which no upstream client needs wider:
+    ConfigMaps are readable only by the names ``clusteradm join`` reads with the token
+    (``kube-public/cluster-info``, ``open-cluster-management-hub/ca-bundle-configmap``),
+    not every ConfigMap on the hub; and joining sets is limited to ``default``, where
+    admission puts every unlabelled new cluster.
+
     Bootstrap tokens carry the group ``system:bootstrappers:managedcluster``; the
     ``cluster-bootstrap`` service account is upstream's alternative bootstrap identity.
-    Joining the ``default`` set is included because admission puts every unlabelled
-    new cluster there and checks ``managedclustersets/join`` for it.
+    The hub applies these on every start, which also narrows the wider role that
+    earlier pyocm hubs stored.
     """
+    read_create = ["create", "get", "list", "watch"]
     rules = [
-        _rule(
-            "certificates.k8s.io",
-            ["certificatesigningrequests"],
-            ["create", "get", "list", "update", "watch"],
-        ),
-        _rule(wellknown.CLUSTER_GROUP, ["managedclusters"], ["create", "get", "list", "update"]),
+        _rule("", ["configmaps"], ["get"], ["cluster-info", "ca-bundle-configmap"]),
+        _rule("certificates.k8s.io", ["certificatesigningrequests"], read_create),
+        _rule(wellknown.CLUSTER_GROUP, ["managedclusters"], read_create),
         _rule(wellknown.CLUSTER_GROUP, ["managedclustersets/join"], ["create"], ["default"]),
     ]
     return [
