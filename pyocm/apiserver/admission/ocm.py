@@ -138,6 +138,13 @@ class ManagedClusterMutating(BasePlugin):
 
     async def mutate(self, request: Request) -> None:
         assert request.obj is not None
+        # Upstream's webhook re-serialises the Go struct, whose spec and
+        # hubAcceptsClient have no omitempty: a cluster created without them stores
+        # both (the schema's defaults then apply, see Strategy.after_admission).
+        spec = request.obj.get("spec")
+        if not isinstance(spec, dict):
+            spec = request.obj["spec"] = {}
+        spec.setdefault("hubAcceptsClient", False)
         now = timefmt.format_time(datetime.now(UTC))
         self._taints(request, now)
         if self._state.config.feature_gates.get("DefaultClusterSet", True):

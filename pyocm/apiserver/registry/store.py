@@ -264,6 +264,7 @@ class Store:
         name = str(m.get("name") or "")
         request = Request(Operation.CREATE, info, ctx, ctx.namespace, name, obj, None)
         await self.admission.mutate(request)
+        info.strategy.after_admission(obj)
         self._validate(info, obj, ctx, errors_=self._create_errors(info, obj, ctx))
         await self.admission.validate(request)
         if ctx.dry_run:
@@ -411,6 +412,7 @@ class Store:
         self._bump_generation(info, obj, old)
         request = Request(Operation.UPDATE, info, ctx, ctx.namespace, name, obj, old)
         await self.admission.mutate(request)
+        info.strategy.after_admission(obj)
         if not ctx.applied:
             self._track_fields(info, obj, old, ctx)
         errs = objectmeta.validate_object_meta_update(

@@ -139,6 +139,11 @@ class Strategy:
         """Adjust a stored object as it is served (CRDs apply schema defaults here, so
         objects stored before a default existed get it too)."""
 
+    def after_admission(self, obj: Obj) -> None:
+        """Called once mutating admission has run: kube decodes a mutated object again,
+        so a custom resource's schema defaults apply to what admission added."""
+        self.on_read(obj)
+
     def spec_of(self, obj: Obj) -> Any:
         """The part of the object whose change bumps ``metadata.generation``."""
         return {

@@ -8,7 +8,8 @@ clock, also tells whether the two clocks agree.
 
 from __future__ import annotations
 
-from datetime import timedelta
+import logging
+from datetime import datetime, timedelta
 from typing import Any
 
 from pyocm.api import conditions, wellknown
@@ -22,6 +23,7 @@ from pyocm.runtime.events import Recorder
 from pyocm.runtime.informer import Informer
 from pyocm.runtime.status import set_condition
 
+log = logging.getLogger(__name__)
 Obj = dict[str, Any]
 LEASE_NAME = "managed-cluster-lease"
 GRACE_RATIO = 5
@@ -31,10 +33,38 @@ CLOCK_OUT_OF_SYNC_MESSAGE = "The clock of hub and agent is out of sync. This may
 
 
 def grace(cluster: Obj) -> timedelta:
-    seconds = (
-        int((cluster.get("spec") or {}).get("leaseDurationSeconds") or 0) or DEFAULT_LEASE_SECONDS
-    )
+    spec = cluster.get("spec")
+    seconds = spec.get("leaseDurationSeconds") if isinstance(spec, dict) else None
+    # Another writer may have stored anything here; only a positive integer counts.
+    if type(seconds) is not int or seconds <= 0:
+        seconds = DEFAULT_LEASE_SECONDS
     return timedelta(seconds=GRACE_RATIO * seconds)
+
+
+def renew_time(lease: Obj) -> datetime | None:
+    """The lease's renewTime, or None when absent or malformed (logged once per value)."""
+    spec = lease.get("spec")
+    renewed = spec.get("renewTime") if isinstance(spec, dict) else None
+    if renewed is None:
+        return None
+    if isinstance(renewed, str):
+        try:
+            return timefmt.parse_time(renewed)
+        except ValueError:
+            pass
+    _malformed(lease)
+    return None
+
+
+_reported: set[tuple[str, str]] = set()
+
+
+def _malformed(lease: Obj) -> None:
+    meta = lease.get("metadata") or {}
+    key = (str(meta.get("namespace")), str(meta.get("resourceVersion")))
+    if key not in _reported:
+        _reported.add(key)
+        log.warning("lease %s/%s has a malformed spec; ignoring its renewTime", *key)
 
 
 def lease_key(lease: Obj) -> list[str]:
@@ -68,8 +98,7 @@ class LeaseController:
                 return None
             await self._create_lease(name, now)
             return Result(requeue_after=grace(cluster).total_seconds())
-        renewed = (lease.get("spec") or {}).get("renewTime")
-        expiry = (timefmt.parse_time(renewed) if renewed else now) + grace(cluster)
+        expiry = (renew_time(lease) or now) + grace(cluster)
         if now >= expiry:
             await self._unknown(cluster)
             return Result(requeue_after=grace(cluster).total_seconds())
@@ -126,10 +155,11 @@ class ClockSyncController:
     async def reconcile(self, name: str) -> None:
         cluster = self.clusters.store.get(name)
         lease = self.leases.store.get(f"{name}/{LEASE_NAME}")
-        if cluster is None or lease is None or not (lease.get("spec") or {}).get("renewTime"):
+        renewed = renew_time(lease) if lease is not None else None
+        if cluster is None or renewed is None:
             return
         annotations = cluster["metadata"].get("annotations") or {}
-        skew = abs(self.clock.now() - timefmt.parse_time(lease["spec"]["renewTime"]))
+        skew = abs(self.clock.now() - renewed)
         synced = (
             skew < grace(cluster) or annotations.get(wellknown.SKIP_CLOCK_SYNC_ANNOTATION) == "true"
         )

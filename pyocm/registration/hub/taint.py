@@ -38,8 +38,13 @@ class TaintController:
         cluster = self.clusters.store.get(name)
         if cluster is None or cluster["metadata"].get("deletionTimestamp"):
             return
-        spec = cluster.get("spec") or {}
-        current: list[Obj] = list(spec.get("taints") or [])
+        # A cluster stored by another writer may lack a spec or hold odd taints.
+        raw = cluster.get("spec")
+        spec: Obj = raw if isinstance(raw, dict) else {}
+        found = spec.get("taints")
+        current: list[Obj] = (
+            [t for t in found if isinstance(t, dict)] if isinstance(found, list) else []
+        )
         wanted = wanted_taint(cluster)
         taints = [t for t in current if t.get("key") not in _OURS or _is(t, wanted)]
         if wanted is not None and not any(_is(t, wanted) for t in taints):
@@ -47,7 +52,7 @@ class TaintController:
         if taints == current:
             return
         updated = copy.deepcopy(cluster)
-        updated["spec"]["taints"] = taints
+        updated["spec"] = {**copy.deepcopy(spec), "taints": taints}
         await self.api.update(kinds.MANAGED_CLUSTER, updated)
         await self.recorder.event(
             cluster,
