@@ -15,9 +15,14 @@ from typing import Any
 
 import jsonpatch
 import jsonpointer
+import orjson
 
 # apiserver's maxJSONPatchOperations: bounds the work one request can ask for.
 MAX_JSON_PATCH_OPERATIONS = 10000
+# apiserver's JSONPatchMaxCopyBytes (its request body limit): "copy" operations may add
+# this many bytes (of the copied values' JSON) in all, or a small patch doubling a
+# value again and again could grow an object without bound.
+MAX_COPY_BYTES = 3 * 1024 * 1024
 
 _OPERATIONS = ("add", "remove", "replace", "move", "copy", "test")
 
@@ -84,9 +89,26 @@ def json_patch(original: Any, operations: Any) -> Any:
     for op in operations:
         _check_operation(op)
     document = copy.deepcopy(original)
+    copied = 0
     for op in operations:
+        if op["op"] == "copy":
+            copied += _copy_size(document, op)
+            if copied > MAX_COPY_BYTES:
+                raise PatchError(
+                    "Unable to complete the copy, the accumulated size increase of copy is "
+                    f"{copied}, exceeding the limit {MAX_COPY_BYTES}"
+                )
         document = _apply_one(document, op)
     return document
+
+
+def _copy_size(document: Any, op: Mapping[str, Any]) -> int:
+    """What one copy adds, counted before it runs, as evanphx/json-patch counts it."""
+    try:
+        value = jsonpointer.resolve_pointer(document, op["from"])
+    except (jsonpointer.JsonPointerException, LookupError, TypeError):
+        return 0  # the copy itself fails, naming the path
+    return len(orjson.dumps(value))
 
 
 def _apply_one(document: Any, op: Mapping[str, Any]) -> Any:

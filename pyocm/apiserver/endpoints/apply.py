@@ -32,7 +32,10 @@ async def serve(request: web.Request, state: ServerState, target: Target) -> web
             reason="Invalid",
             message="fieldManager: Required value: is required for apply patch",
         )
-    config = negotiation.decode_apply(await negotiation.read_body(request))
+    decoded = await negotiation.decode_apply(
+        await negotiation.read_body(request), duplicates=body.wants_duplicates(request)
+    )
+    config = decoded.value
     if not isinstance(config, dict):
         raise status.bad_request("an apply patch must be an object (the applied configuration)")
     body.check_object(config, kind=info.kind, group_version=info.group_version)
@@ -48,6 +51,7 @@ async def serve(request: web.Request, state: ServerState, target: Target) -> web
         field_manager=manager,
         applied=True,
     )
+    ctx.warnings.extend(decoded.duplicates)
     force = truthy(request.query.get("force", "false"))
 
     def applied(current: Obj | None) -> Obj:

@@ -18,15 +18,41 @@ Obj = dict[str, Any]
 
 
 async def read_object(
-    request: web.Request, info: ResourceInfo, *, kind: str = "", group_version: str = ""
+    request: web.Request,
+    info: ResourceInfo,
+    *,
+    kind: str = "",
+    group_version: str = "",
+    warnings: list[str] | None = None,
 ) -> Obj:
     """The body as an object of ``info``'s kind (or the given kind for subresources
-    with their own kind). Missing apiVersion/kind are filled in; wrong ones are refused."""
+    with their own kind). Missing apiVersion/kind are filled in; wrong ones are refused.
+    Duplicate keys go to ``warnings`` (the write's field validation decides what they
+    become) when given and the request asked for field validation."""
+    content_type = request.headers.get("Content-Type")
+    # Custom resources have no protobuf form (their objects are not Go structs).
+    protobuf = info.strategy.decodes_into_struct
+    # Refuse an unknown media type before reading what may be megabytes.
+    negotiation.body_kind(content_type, protobuf=protobuf)
     raw = await negotiation.read_body(request)
-    obj = negotiation.decode_object(raw, request.headers.get("Content-Type", ""))
-    return check_object(
-        obj, kind=kind or info.kind, group_version=group_version or info.group_version
+    decoded = await negotiation.decode(
+        raw,
+        content_type,
+        protobuf=protobuf,
+        duplicates=warnings is not None and wants_duplicates(request),
     )
+    if warnings is not None:
+        warnings.extend(decoded.duplicates)
+    return check_object(
+        decoded.value, kind=kind or info.kind, group_version=group_version or info.group_version
+    )
+
+
+def wants_duplicates(request: web.Request) -> bool:
+    """Duplicate keys are looked for when the client asked for Strict or Warn: the
+    fleet's agents do not ask, and their Lease and status writes are spared the scan
+    (kube-apiserver's default, Warn, would scan them too)."""
+    return request.query.get("fieldValidation") in ("Strict", "Warn")
 
 
 def check_object(obj: Any, *, kind: str, group_version: str) -> Obj:

@@ -14,12 +14,12 @@ if TYPE_CHECKING:
 
 
 async def serve(request: web.Request, state: ServerState, target: Target) -> web.Response:
-    obj = await body.read_object(request, target.info)
     opts = options.write_options(request.query)
     ctx = target.context(
         dry_run=opts.dry_run,
         field_validation=opts.field_validation,
         field_manager=options.manager_name(opts.field_manager, request.headers.get("User-Agent")),
     )
+    obj = await body.read_object(request, target.info, warnings=ctx.warnings)
     created = await state.store.create(target.info, obj, ctx)
     return responses.json_response(created, code=201, headers=body.warning_headers(ctx))

@@ -14,13 +14,13 @@ if TYPE_CHECKING:
 
 
 async def serve(request: web.Request, state: ServerState, target: Target) -> web.Response:
-    obj = await body.read_object(request, target.info)
     opts = options.write_options(request.query)
     ctx = target.context(
         dry_run=opts.dry_run,
         field_validation=opts.field_validation,
         field_manager=options.manager_name(opts.field_manager, request.headers.get("User-Agent")),
     )
+    obj = await body.read_object(request, target.info, warnings=ctx.warnings)
     stored, created = await state.store.update(target.info, name=target.name, obj=obj, ctx=ctx)
     return responses.json_response(
         stored, code=201 if created else 200, headers=body.warning_headers(ctx)

@@ -24,6 +24,7 @@ from typing import Any, Union
 
 import orjson
 
+from pyocm.kube import jsonlimits
 from pyocm.kube.protobuf.wire import FIXED64, LENGTH, VARINT, WireError, fields, signed
 
 Obj = dict[str, Any]
@@ -57,18 +58,29 @@ class Message:
         return self
 
 
-def decode(message: Message, data: bytes) -> Obj:
-    """The JSON object for ``data``, an encoded ``message``."""
+def decode(message: Message, data: bytes, *, depth: int = 1) -> Obj:
+    """The JSON object for ``data``, an encoded ``message`` nested ``depth`` deep.
+
+    Messages that contain themselves (JSONSchemaProps) could nest as deep as the
+    body is long; past :data:`~pyocm.kube.jsonlimits.MAX_DEPTH` the body is refused."""
+    if depth > jsonlimits.MAX_DEPTH:
+        raise WireError(f"exceeded max depth of {jsonlimits.MAX_DEPTH}")
     out: Obj = {}
     for item in fields(data):
         entry = message.fields.get(item.number)
         if entry is None:
             continue  # a newer field than this table knows: ignored, as protobuf does
         if entry.map_of is not None:
-            key, value = _map_entry(entry, item.value)
+            key, value = _map_entry(entry, item.value, depth=depth)
             out.setdefault(entry.name, {})[key] = value
             continue
-        value = _value(entry.kind, item.wire_type, item.value, where=f"{message.name}.{entry.name}")
+        value = _value(
+            entry.kind,
+            item.wire_type,
+            item.value,
+            where=f"{message.name}.{entry.name}",
+            depth=depth,
+        )
         if entry.post is not None and isinstance(value, dict):
             value = entry.post(value)
         if entry.repeated:
@@ -95,7 +107,7 @@ def _is_zero(value: Any) -> bool:
     return value in ("", 0, False, None) or value == {} or value == []
 
 
-def _map_entry(entry: F, payload: int | bytes) -> tuple[str, Any]:
+def _map_entry(entry: F, payload: int | bytes, *, depth: int) -> tuple[str, Any]:
     if not isinstance(payload, bytes):
         raise WireError(f"map field {entry.name} is not length-delimited")
     key, value = "", None
@@ -104,7 +116,9 @@ def _map_entry(entry: F, payload: int | bytes) -> tuple[str, Any]:
         if item.number == 1:
             key = _string(item.value, entry.name)
         elif item.number == 2:
-            value = _value(entry.map_of, item.wire_type, item.value, where=f"{entry.name}[{key}]")
+            value = _value(
+                entry.map_of, item.wire_type, item.value, where=f"{entry.name}[{key}]", depth=depth
+            )
     if value is None or value is _ABSENT:
         value = _zero(entry.map_of)
     if entry.post is not None and isinstance(value, dict):
@@ -129,18 +143,24 @@ def _string(payload: int | bytes, where: str) -> str:
         raise WireError(f"{where}: the string is not valid UTF-8") from None
 
 
-def _value(kind: Kind, wire_type: int, payload: int | bytes, *, where: str) -> Any:
+def _value(kind: Kind, wire_type: int, payload: int | bytes, *, where: str, depth: int) -> Any:
     if isinstance(kind, Message):
         if wire_type != LENGTH or not isinstance(payload, bytes):
             raise WireError(f"{where}: a message was expected")
-        return decode(kind, payload)
+        return decode(kind, payload, depth=depth + 1)
     converter = _SCALARS.get(kind)
     if converter is None:
         raise ValueError(f"{where}: unknown field kind {kind!r}")  # a table mistake
     expected = {"int": VARINT, "bool": VARINT, "double": FIXED64}.get(kind, LENGTH)
     if wire_type != expected:
         raise WireError(f"{where}: wire type {wire_type} does not fit a {kind} field")
-    return converter(payload, where)
+    value = converter(payload, where)
+    if kind == "json" and value is not _ABSENT:
+        try:  # embedded JSON counts towards the same depth as the messages around it
+            jsonlimits.check_depth(value, limit=jsonlimits.MAX_DEPTH - depth)
+        except jsonlimits.TooDeep:
+            raise WireError(f"exceeded max depth of {jsonlimits.MAX_DEPTH}") from None
+    return value
 
 
 def _time(payload: int | bytes, where: str, *, micro: bool) -> Any:
@@ -154,9 +174,12 @@ def _time(payload: int | bytes, where: str, *, micro: bool) -> Any:
             nanos = signed(item.value)
     if seconds == 0 and nanos == 0:
         return _ABSENT
-    moment = datetime(1970, 1, 1, tzinfo=UTC) + timedelta(
-        seconds=seconds, microseconds=nanos // 1000
-    )
+    try:
+        moment = datetime(1970, 1, 1, tzinfo=UTC) + timedelta(
+            seconds=seconds, microseconds=nanos // 1000
+        )
+    except (OverflowError, ValueError):
+        raise WireError(f"{where}: the time is out of range") from None
     if micro:
         return moment.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
     return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
