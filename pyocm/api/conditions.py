@@ -16,10 +16,20 @@ from pyocm.kube import timefmt
 Obj = dict[str, Any]
 
 
+def of(obj: Obj) -> list[Obj]:
+    """``obj``'s ``status.conditions``; a status or list of the wrong type (another writer
+    may have stored anything) reads as no conditions, an item that is no object as absent."""
+    status = obj.get("status")
+    found = status.get("conditions") if isinstance(status, dict) else None
+    return [c for c in found if isinstance(c, dict)] if isinstance(found, list) else []
+
+
 def find(conditions: list[Obj] | None, type: str) -> Obj | None:
-    """The condition of ``type``, or None."""
-    for condition in conditions or ():
-        if condition.get("type") == type:
+    """The condition of ``type``, or None (items that are not objects are skipped)."""
+    if not isinstance(conditions, list):
+        return None
+    for condition in conditions:
+        if isinstance(condition, dict) and condition.get("type") == type:
             return condition
     return None
 

@@ -12,11 +12,11 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from pyocm.api import wellknown
+from pyocm.api import shapes, wellknown
 from pyocm.clustersets.membership import SelectorError, count_members
 from pyocm.clustersets.namespaces import ManagedNamespacesController, may_change, set_may_change
 from pyocm.kube.status import ApiError
-from pyocm.runtime import kinds
+from pyocm.runtime import kinds, malformed
 from pyocm.runtime.cache import key_of
 from pyocm.runtime.client import Api
 from pyocm.runtime.clock import Clock
@@ -45,13 +45,17 @@ DEFAULT_SETS: dict[str, Obj] = {
 class SetStatusController:
     def __init__(self, api: Api, sets: Informer, clusters: Informer, *, clock: Clock) -> None:
         self.api, self.sets, self.clusters, self.clock = api, sets, clusters, clock
+        self.reader = malformed.cluster_sets()
 
     async def reconcile(self, name: str) -> None:
-        cluster_set = self.sets.store.get(name)
-        if cluster_set is None or cluster_set["metadata"].get("deletionTimestamp"):
+        stored = self.sets.store.get(name)
+        if stored is None or stored["metadata"].get("deletionTimestamp"):
             return
+        cluster_set = self.reader.clean(stored)
         try:
-            count = count_members(cluster_set, self.clusters.store.objects())
+            # The stored selector, not the cleaned one: a selector with parts left out
+            # would select more than its writer meant, so such a set selects nothing.
+            count = count_members(stored, self.clusters.store.objects())
         except SelectorError:
             return  # admission refuses such sets; one stored before gets no status
         await set_condition(
@@ -73,15 +77,13 @@ class SetStatusController:
 class BindingController:
     def __init__(self, api: Api, bindings: Informer, sets: Informer, *, clock: Clock) -> None:
         self.api, self.bindings, self.sets, self.clock = api, bindings, sets, clock
+        self.reader = malformed.cluster_set_bindings()
 
     async def reconcile(self, key: str) -> None:
-        binding = self.bindings.store.get(key)
-        if binding is None or binding["metadata"].get("deletionTimestamp"):
+        binding = self.reader.clean(self.bindings.store.get(key) or {})
+        if not binding or binding["metadata"].get("deletionTimestamp"):
             return
-        bound = (
-            self.sets.store.get(str((binding.get("spec") or {}).get("clusterSet") or ""))
-            is not None
-        )
+        bound = self.sets.store.get(bound_set(binding)) is not None
         await set_condition(
             self.api,
             kinds.MANAGED_CLUSTER_SET_BINDING,
@@ -99,10 +101,12 @@ class BindingController:
 class DefaultSetsController:
     def __init__(self, api: Api, sets: Informer) -> None:
         self.api, self.sets = api, sets
+        self.reader = malformed.cluster_sets()
 
     async def reconcile(self, _: str) -> Result:
         for name, spec in DEFAULT_SETS.items():
-            current = self.sets.store.get(name)
+            # Ill-typed fields read as absent, so the update below writes them well formed.
+            current = self.reader.clean(self.sets.store.get(name) or {}) or None
             if current is None:
                 try:
                     await self.api.create(
@@ -155,7 +159,7 @@ def add_clusterset_controllers(
         lambda cluster_set: [
             key_of(b)
             for b in bindings.store.objects()
-            if (b.get("spec") or {}).get("clusterSet") == cluster_set["metadata"]["name"]
+            if bound_set(b) == cluster_set["metadata"]["name"]
         ],
     )
 
@@ -169,6 +173,12 @@ def add_clusterset_controllers(
         defaults_controller = manager.controller("default-clustersets", defaults.reconcile)
         defaults_controller.watch(sets, lambda _: [DEFAULT_SETS_KEY])
         manager.add("default-clustersets-start", _kick(defaults_controller))
+
+
+def bound_set(binding: Obj) -> str:
+    """The set a binding names ('' when it names none, or not as a string)."""
+    found = shapes.mapping(binding.get("spec")).get("clusterSet")
+    return found if isinstance(found, str) else ""
 
 
 def _membership_may_change(change: Change) -> bool:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from pyocm.api import wellknown
+from pyocm.api import cluster_v1beta2, shapes, wellknown
 from pyocm.kube import selectors
 
 Obj = dict[str, Any]
@@ -20,12 +20,18 @@ def count_members(cluster_set: Obj, clusters: Iterable[Obj]) -> int:
     """How many of ``clusters`` the set selects (its status says no more: no list to
     build and sort for every status rewrite while a fleet joins)."""
     match = matcher(cluster_set)
-    return sum(1 for c in clusters if match((c.get("metadata") or {}).get("labels") or {}))
+    return sum(1 for c in clusters if match(labels_of(c)))
+
+
+def labels_of(cluster: Obj) -> dict[str, str]:
+    labels = shapes.mapping(cluster.get("metadata")).get("labels")
+    return labels if isinstance(labels, dict) else {}
 
 
 def matcher(cluster_set: Obj) -> Any:
     name = cluster_set["metadata"]["name"]
-    selector = ((cluster_set.get("spec") or {}).get("clusterSelector")) or {}
+    _well_typed_selector(cluster_set)
+    selector = shapes.mapping(cluster_set.get("spec")).get("clusterSelector") or {}
     kind = selector.get("selectorType") or wellknown.SELECTOR_EXCLUSIVE_CLUSTER_SET_LABEL
     if kind == wellknown.SELECTOR_EXCLUSIVE_CLUSTER_SET_LABEL:
         return lambda labels: labels.get(wellknown.CLUSTER_SET_LABEL) == name
@@ -33,7 +39,10 @@ def matcher(cluster_set: Obj) -> Any:
         label_selector = selector.get("labelSelector")
         if label_selector is None:
             return lambda labels: False  # a nil selector selects nothing
-        parsed = selectors.from_label_selector(label_selector)
+        try:
+            parsed = selectors.from_label_selector(label_selector)
+        except selectors.SelectorError as err:
+            raise SelectorError(str(err)) from None
         return lambda labels: parsed.matches(labels)
     if kind == wellknown.SELECTOR_EXCLUSIVE_LABEL:
         exclusive = selector.get("exclusiveLabel") or {}
@@ -42,3 +51,12 @@ def matcher(cluster_set: Obj) -> Any:
             raise SelectorError("exclusiveLabel.key is required for selectorType ExclusiveLabel")
         return lambda labels: labels.get(key) == value
     raise SelectorError(f"selectorType {kind!r} is not supported")
+
+
+def _well_typed_selector(cluster_set: Obj) -> None:
+    """Refuse a selector with a value of the wrong type: left out, a requirement or a
+    label would make the set select more clusters than its writer meant."""
+    typed = shapes.well_typed(cluster_set, cluster_v1beta2.MANAGED_CLUSTER_SET.schema)
+    wrong = [p for p in typed.problems if p.startswith((".spec:", ".spec.clusterSelector"))]
+    if wrong:
+        raise SelectorError("; ".join(wrong))

@@ -11,8 +11,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from pyocm.clustersets.membership import SelectorError, matcher
-from pyocm.runtime import kinds
+from pyocm.api import shapes
+from pyocm.clustersets.membership import SelectorError, labels_of, matcher
+from pyocm.runtime import kinds, malformed
 from pyocm.runtime.client import Api
 from pyocm.runtime.events import Recorder
 from pyocm.runtime.informer import Change, Informer
@@ -24,7 +25,7 @@ EVENT_REASON = "ManagedNamespacesUpdated"
 def desired_namespaces(cluster: Obj, sets: Iterable[Obj]) -> list[Obj]:
     """``{name, clusterSet}`` for each namespace of each live set selecting ``cluster``,
     sorted by set then name (upstream's order)."""
-    labels = cluster["metadata"].get("labels") or {}
+    labels = labels_of(cluster)
     found = []
     for cluster_set in sets:
         if cluster_set["metadata"].get("deletionTimestamp"):
@@ -36,9 +37,21 @@ def desired_namespaces(cluster: Obj, sets: Iterable[Obj]) -> list[Obj]:
         if not selects:
             continue
         set_name = cluster_set["metadata"]["name"]
-        for item in (cluster_set.get("spec") or {}).get("managedNamespaces") or []:
-            found.append({"name": str(item.get("name")), "clusterSet": set_name})
+        for item in set_namespaces(cluster_set):
+            found.append({"name": item, "clusterSet": set_name})
     return sorted(found, key=lambda e: (e["clusterSet"], e["name"]))
+
+
+def set_namespaces(cluster_set: Obj) -> list[str]:
+    """The names in a set's ``spec.managedNamespaces``; entries of the wrong type (another
+    writer may have stored anything) are left out."""
+    listed = shapes.objects(shapes.mapping(cluster_set.get("spec")).get("managedNamespaces"))
+    return [e["name"] for e in listed if isinstance(e.get("name"), str)]
+
+
+def cluster_namespaces(cluster: Obj) -> list[Obj]:
+    """The entries of a cluster's ``status.managedNamespaces`` that are objects."""
+    return shapes.objects(shapes.mapping(cluster.get("status")).get("managedNamespaces"))
 
 
 def with_conditions(desired: list[Obj], current: list[Obj]) -> list[Obj]:
@@ -58,12 +71,13 @@ def with_conditions(desired: list[Obj], current: list[Obj]) -> list[Obj]:
 class ManagedNamespacesController:
     def __init__(self, api: Api, clusters: Informer, sets: Informer, *, recorder: Recorder) -> None:
         self.api, self.clusters, self.sets, self.recorder = api, clusters, sets, recorder
+        self.reader = malformed.managed_clusters(recorder=recorder)
 
     async def reconcile(self, name: str) -> None:
-        cluster = self.clusters.store.get(name)
+        cluster = await self.reader.read(self.clusters.store.get(name))
         if cluster is None or cluster["metadata"].get("deletionTimestamp"):
             return
-        current = list((cluster.get("status") or {}).get("managedNamespaces") or [])
+        current = list(shapes.mapping(cluster.get("status")).get("managedNamespaces") or [])
         wanted = with_conditions(desired_namespaces(cluster, self.sets.store.objects()), current)
         if wanted == current:
             return
@@ -87,11 +101,8 @@ class ManagedNamespacesController:
             selects = None
         names = []
         for cluster in self.clusters.store.objects():
-            listed = any(
-                e.get("clusterSet") == set_name
-                for e in (cluster.get("status") or {}).get("managedNamespaces") or []
-            )
-            if listed or (selects and selects(cluster["metadata"].get("labels") or {})):
+            listed = any(e.get("clusterSet") == set_name for e in cluster_namespaces(cluster))
+            if listed or (selects and selects(labels_of(cluster))):
                 names.append(cluster["metadata"]["name"])
         return names
 
@@ -105,8 +116,7 @@ def may_change(change: Change) -> bool:
         return True
 
     def entries(obj: Obj) -> object:
-        listed = (obj.get("status") or {}).get("managedNamespaces") or []
-        return [(e.get("clusterSet"), e.get("name")) for e in listed]
+        return [(e.get("clusterSet"), e.get("name")) for e in cluster_namespaces(obj)]
 
     return bool(
         change.old["metadata"].get("labels") != change.new["metadata"].get("labels")
@@ -120,7 +130,7 @@ def set_may_change(change: Change) -> bool:
     while a fleet joins); each of those would otherwise look at every cluster."""
 
     def namespaces(obj: Obj | None) -> object:
-        return ((obj or {}).get("spec") or {}).get("managedNamespaces")
+        return set_namespaces(obj) if obj is not None else []
 
     if not (namespaces(change.old) or namespaces(change.new)):
         return False

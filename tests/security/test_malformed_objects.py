@@ -108,3 +108,307 @@ def test_lease_readers_cope_with_a_malformed_lease(spec: Any) -> None:
     malformed: Obj = {"metadata": {"namespace": "c1", "resourceVersion": "1"}, "spec": spec}
     assert lease.renew_time(malformed) is None
     assert lease.grace(malformed) == timedelta(seconds=lease.GRACE_RATIO * 60)
+
+
+# --- controllers read malformed fields as absent, report once, keep running ---
+
+_MALFORMED_STATUS: list[Any] = [
+    "x",
+    [1],
+    {"conditions": "x"},
+    {"conditions": [1, "a", None]},
+    {"conditions": {"type": "x"}},
+]
+
+
+class _ListStore:
+    """A store that also lists (the cluster-set controllers look at every object)."""
+
+    def __init__(self, objects: dict[str, Obj]) -> None:
+        self.by_key = objects
+
+    def get(self, key: str) -> Obj | None:
+        return self.by_key.get(key)
+
+    def objects(self) -> list[Obj]:
+        return list(self.by_key.values())
+
+
+class _Hub(_Fakes):
+    """Fakes for controllers that patch status and read several stores."""
+
+    def __init__(self, objects: dict[str, Obj]) -> None:
+        super().__init__(objects)
+        self.patches: list[Obj] = []
+        self.warnings: list[str] = []
+
+    async def patch(self, kind: Any, name: str, patch: Obj, **kw: Any) -> Obj:
+        self.patches.append(patch)
+        return patch
+
+    async def event(self, obj: Obj, **kw: Any) -> None:
+        await super().event(obj, **kw)
+        if kw.get("type") == "Warning":
+            self.warnings.append(str(kw.get("note")))
+
+
+def _cluster(name: str, *, status: Any = None, spec: Any = None, rv: str = "1") -> Obj:
+    cluster: Obj = {"metadata": {"name": name, "resourceVersion": rv}}
+    if status is not None:
+        cluster["status"] = status
+    if spec is not None:
+        cluster["spec"] = spec
+    return cluster
+
+
+@pytest.mark.parametrize("status", _MALFORMED_STATUS)
+async def test_taint_controller_reads_a_malformed_status_as_unknown(
+    status: Any, unique: str
+) -> None:
+    from typing import cast
+
+    from pyocm.registration.hub.taint import TaintController
+
+    fakes = _Hub({unique: _cluster(unique, status=status)})
+    controller = TaintController(cast(Any, fakes), cast(Any, fakes), recorder=cast(Any, fakes))
+    await controller.reconcile(unique)
+    [updated] = fakes.updates
+    assert updated["spec"]["taints"] == [
+        {"key": wellknown.TAINT_UNREACHABLE, "effect": wellknown.TAINT_NO_SELECT}
+    ]
+    [warning] = fakes.warnings
+    assert "status" in warning
+
+
+async def test_a_malformed_revision_is_reported_once_then_again_at_the_next(
+    unique: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    from typing import cast
+
+    from pyocm.registration.hub.taint import TaintController
+
+    fakes = _Hub({unique: _cluster(unique, status="x")})
+    controller = TaintController(cast(Any, fakes), cast(Any, fakes), recorder=cast(Any, fakes))
+    for _ in range(3):
+        await controller.reconcile(unique)
+    assert len(fakes.warnings) == 1
+    assert sum("wrong type" in r.message for r in caplog.records) == 1
+    fakes.store.objects[unique] = _cluster(unique, status=[2], rv="2")
+    await controller.reconcile(unique)
+    assert len(fakes.warnings) == 2
+
+
+@pytest.mark.parametrize("status", _MALFORMED_STATUS)
+async def test_lease_controller_copes_with_a_malformed_status(status: Any, unique: str) -> None:
+    from typing import cast
+
+    from pyocm.registration.hub.lease import LeaseController
+    from pyocm.runtime.clock import FakeClock
+
+    fakes = _Hub({unique: _cluster(unique, status=status)})
+    controller = LeaseController(
+        cast(Any, fakes),
+        cast(Any, fakes),
+        cast(Any, fakes),
+        clock=FakeClock(),
+        recorder=cast(Any, fakes),
+    )
+    # Without a readable HubAccepted condition the cluster reads as never accepted.
+    assert await controller.reconcile(unique) is None
+
+
+@pytest.mark.parametrize("accepts", ["false", "true", 1, [True]])
+async def test_managed_cluster_controller_accepts_only_a_real_true(
+    accepts: Any, unique: str
+) -> None:
+    from typing import cast
+
+    from pyocm.registration.hub.managedcluster import ManagedClusterController
+    from pyocm.runtime.clock import FakeClock
+
+    status = {"conditions": "x"}
+    fakes = _Hub({unique: _cluster(unique, spec={"hubAcceptsClient": accepts}, status=status)})
+    controller = ManagedClusterController(
+        cast(Any, fakes), cast(Any, fakes), clock=FakeClock(), recorder=cast(Any, fakes)
+    )
+    assert await controller.reconcile(unique) is None
+    assert fakes.updates == fakes.patches == []  # nothing granted, nothing denied
+    [warning] = fakes.warnings
+    assert "spec.hubAcceptsClient" in warning
+
+
+@pytest.mark.parametrize(
+    "spec",
+    [
+        "x",
+        {"clusterSelector": "x"},
+        {"clusterSelector": {"selectorType": 5}},
+        {"clusterSelector": {"selectorType": "LabelSelector", "labelSelector": "x"}},
+        {
+            "clusterSelector": {
+                "selectorType": "LabelSelector",
+                "labelSelector": {"matchLabels": [1]},
+            }
+        },
+        {
+            "clusterSelector": {
+                "selectorType": "LabelSelector",
+                "labelSelector": {"matchExpressions": [{"key": "a", "operator": 5}]},
+            }
+        },
+        {"clusterSelector": {"selectorType": "ExclusiveLabel", "exclusiveLabel": [1]}},
+    ],
+)
+async def test_set_status_controller_copes_with_a_malformed_selector(
+    spec: Any, unique: str
+) -> None:
+    from typing import cast
+
+    from pyocm.clustersets.controllers import SetStatusController
+    from pyocm.runtime.clock import FakeClock
+
+    sets = _Hub({unique: {"metadata": {"name": unique, "resourceVersion": "1"}, "spec": spec}})
+    sets.store = cast(Any, _ListStore(sets.store.objects))
+    clusters = _Hub({"c": _cluster("c", status="x")})
+    clusters.store = cast(Any, _ListStore(clusters.store.objects))
+    controller = SetStatusController(
+        cast(Any, sets), cast(Any, sets), cast(Any, clusters), clock=FakeClock()
+    )
+    await controller.reconcile(unique)  # a set it cannot read gets no status, as before
+
+
+def _fake_set(name: str, spec: Any) -> Obj:
+    return {"metadata": {"name": name, "resourceVersion": "1"}, "spec": spec}
+
+
+def _listing(objects: dict[str, Obj]) -> _Hub:
+    from typing import cast
+
+    fakes = _Hub(objects)
+    fakes.store = cast(Any, _ListStore(objects))
+    return fakes
+
+
+@pytest.mark.parametrize("spec", ["x", [1], {"clusterSet": 5}])
+async def test_binding_controller_copes_with_a_malformed_spec(spec: Any, unique: str) -> None:
+    from typing import cast
+
+    from pyocm.clustersets.controllers import BindingController
+    from pyocm.runtime.clock import FakeClock
+
+    key = f"ns/{unique}"
+    binding = {
+        "metadata": {"name": unique, "namespace": "ns", "resourceVersion": "1"},
+        "spec": spec,
+        "status": {"conditions": "x"},
+    }
+    bindings, sets = _listing({key: binding}), _listing({})
+    controller = BindingController(
+        cast(Any, bindings), cast(Any, bindings), cast(Any, sets), clock=FakeClock()
+    )
+    await controller.reconcile(key)
+    [patch] = bindings.patches
+    [bound] = patch["status"]["conditions"]
+    assert bound["status"] == "False"
+
+
+async def test_default_sets_controller_repairs_a_malformed_default_set() -> None:
+    from typing import cast
+
+    from pyocm.clustersets.controllers import DEFAULT_SETS, DefaultSetsController
+
+    sets = _listing({"default": _fake_set("default", [1]), "global": _fake_set("global", "x")})
+    controller = DefaultSetsController(cast(Any, sets), cast(Any, sets))
+    await controller.reconcile("default-sets")
+    assert [u["spec"] for u in sets.updates] == list(DEFAULT_SETS.values())
+
+
+@pytest.mark.parametrize("namespaces", ["x", [1, {"name": 5}, {"clusterSet": "s"}], {"name": "a"}])
+async def test_managed_namespaces_controller_copes_with_malformed_entries(
+    namespaces: Any, unique: str
+) -> None:
+    from typing import cast
+
+    from pyocm.clustersets.namespaces import (
+        ManagedNamespacesController,
+        may_change,
+        set_may_change,
+    )
+    from pyocm.runtime.informer import Change
+
+    label = {wellknown.CLUSTER_SET_LABEL: unique}
+    cluster = _cluster(unique, status={"managedNamespaces": namespaces})
+    cluster["metadata"]["labels"] = label
+    good = _fake_set(unique, {"managedNamespaces": [{"name": "ok"}]})
+    bad = _fake_set(f"{unique}-bad", {"managedNamespaces": namespaces})
+    clusters, sets = _listing({unique: cluster}), _listing({unique: good, "bad": bad})
+    controller = ManagedNamespacesController(
+        cast(Any, clusters), cast(Any, clusters), cast(Any, sets), recorder=cast(Any, clusters)
+    )
+    await controller.reconcile(unique)
+    [patch] = clusters.patches
+    assert patch["status"]["managedNamespaces"] == [{"name": "ok", "clusterSet": unique}]
+    assert controller.clusters_of_set(bad) == []  # neither selected nor listed
+    assert may_change(Change(old=cluster, new=_cluster(unique)))
+    assert set_may_change(Change(old=bad, new=good))
+
+
+async def test_gc_controller_copes_with_a_malformed_status(unique: str) -> None:
+    from typing import cast
+
+    from pyocm.registration.hub.gc import GcController
+    from pyocm.runtime.clock import FakeClock
+
+    cluster = _cluster(unique, status={"conditions": "x"})
+    cluster["metadata"]["deletionTimestamp"] = "2024-01-01T00:00:00Z"
+    cluster["metadata"]["finalizers"] = [wellknown.RESOURCE_CLEANUP_FINALIZER]
+    fakes = _Hub({unique: cluster})
+    controller = GcController(
+        cast(Any, fakes),
+        cast(Any, fakes),
+        clock=FakeClock(),
+        recorder=cast(Any, fakes),
+        resources=(),
+    )
+    await controller.reconcile(unique)
+    [deleting, *_] = fakes.patches
+    [condition] = deleting["status"]["conditions"]  # the list is written well formed
+    assert condition["type"] == wellknown.CLUSTER_DELETING
+
+
+def test_well_typed_objects_are_read_as_they_are() -> None:
+    from pyocm.api import cluster_v1, shapes
+
+    cluster = {
+        "metadata": {"name": "c", "labels": {"a": "b"}},
+        "spec": {"hubAcceptsClient": True, "taints": [{"key": "k", "effect": "NoSelect"}]},
+        "status": {"conditions": [], "capacity": {"cpu": 4, "memory": "1Gi"}},
+    }
+    typed = shapes.well_typed(cluster, cluster_v1.MANAGED_CLUSTER.schema)
+    assert typed.value is cluster
+    assert typed.problems == []
+
+
+def test_ill_typed_values_are_left_out_and_named() -> None:
+    from pyocm.api import cluster_v1, shapes
+
+    cluster = {
+        "metadata": {"name": "c", "labels": {"a": 1, "b": "c"}},
+        "spec": {"hubAcceptsClient": "true", "leaseDurationSeconds": True},
+        "status": {"conditions": [1, {"type": "x"}], "version": "v1"},
+    }
+    typed = shapes.well_typed(cluster, cluster_v1.MANAGED_CLUSTER.schema)
+    assert typed.value == {
+        "metadata": {"name": "c", "labels": {"b": "c"}},
+        "spec": {},
+        "status": {"conditions": []},
+    }
+    assert typed.problems == [
+        ".metadata.labels.a: expected string, got integer",
+        ".spec.hubAcceptsClient: expected boolean, got string",
+        ".spec.leaseDurationSeconds: expected integer, got boolean",
+        ".status.conditions[0]: expected object, got integer",
+        ".status.conditions[1]: missing required lastTransitionTime, message, reason, status",
+        ".status.version: expected object, got string",
+    ]
+    assert cluster["spec"]["hubAcceptsClient"] == "true"  # the stored object is untouched

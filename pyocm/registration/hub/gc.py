@@ -13,7 +13,7 @@ from typing import Any
 
 from pyocm.api import wellknown
 from pyocm.kube.status import ApiError
-from pyocm.runtime import kinds
+from pyocm.runtime import kinds, malformed
 from pyocm.runtime.client import Api
 from pyocm.runtime.clock import Clock
 from pyocm.runtime.controller import Result
@@ -53,9 +53,10 @@ class GcController:
         self.clock = clock
         self.recorder = recorder
         self.resources = resources
+        self.reader = malformed.managed_clusters(recorder=recorder)
 
     async def reconcile(self, name: str) -> Result | None:
-        cluster = self.clusters.store.get(name)
+        cluster = await self.reader.read(self.clusters.store.get(name))
         if cluster is None:
             return None
         if not cluster["metadata"].get("deletionTimestamp"):

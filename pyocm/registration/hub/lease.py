@@ -15,7 +15,7 @@ from typing import Any
 from pyocm.api import conditions, wellknown
 from pyocm.kube import timefmt
 from pyocm.kube.status import ApiError
-from pyocm.runtime import kinds
+from pyocm.runtime import kinds, malformed
 from pyocm.runtime.client import Api
 from pyocm.runtime.clock import Clock
 from pyocm.runtime.controller import Result
@@ -82,13 +82,13 @@ class LeaseController:
         self.leases = leases
         self.clock = clock
         self.recorder = recorder
+        self.reader = malformed.managed_clusters(recorder=recorder)
 
     async def reconcile(self, name: str) -> Result | None:
-        cluster = self.clusters.store.get(name)
+        cluster = await self.reader.read(self.clusters.store.get(name))
         if cluster is None:
             return None
-        found = (cluster.get("status") or {}).get("conditions") or []
-        if conditions.find(found, wellknown.CLUSTER_HUB_ACCEPTED) is None:
+        if conditions.find(conditions.of(cluster), wellknown.CLUSTER_HUB_ACCEPTED) is None:
             return None  # never accepted: no agent is expected to renew anything
         lease = self.leases.store.get(f"{name}/{LEASE_NAME}")
         now = self.clock.now()
@@ -120,8 +120,7 @@ class LeaseController:
                 raise
 
     async def _unknown(self, cluster: Obj) -> None:
-        found = (cluster.get("status") or {}).get("conditions") or []
-        available = conditions.find(found, wellknown.CLUSTER_AVAILABLE)
+        available = conditions.find(conditions.of(cluster), wellknown.CLUSTER_AVAILABLE)
         if available is not None and available.get("status") == "Unknown":
             return
         await set_condition(
@@ -151,9 +150,10 @@ class ClockSyncController:
         self.clusters = clusters
         self.leases = leases
         self.clock = clock
+        self.reader = malformed.managed_clusters()
 
     async def reconcile(self, name: str) -> None:
-        cluster = self.clusters.store.get(name)
+        cluster = await self.reader.read(self.clusters.store.get(name))
         lease = self.leases.store.get(f"{name}/{LEASE_NAME}")
         renewed = renew_time(lease) if lease is not None else None
         if cluster is None or renewed is None:

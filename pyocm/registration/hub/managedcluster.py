@@ -19,7 +19,7 @@ from pyocm.kube import timefmt
 from pyocm.kube.status import ApiError
 from pyocm.registration.hub import rbac
 from pyocm.registration.hub.apply import apply, delete_if_present
-from pyocm.runtime import kinds
+from pyocm.runtime import kinds, malformed
 from pyocm.runtime.cache import Store
 from pyocm.runtime.client import Api
 from pyocm.runtime.clock import Clock
@@ -53,9 +53,11 @@ class ManagedClusterController:
         self.recorder = recorder
         self.labels = dict(labels)
         self.auto_accept = auto_accept
+        self.reader = malformed.managed_clusters(recorder=recorder)
 
     async def reconcile(self, name: str) -> Result | None:
-        cluster = self.clusters.store.get(name)
+        # Ill-typed fields read as absent: a hubAcceptsClient of "true" accepts nothing.
+        cluster = await self.reader.read(self.clusters.store.get(name))
         if cluster is None:
             await self._remove_access(name)
             return None
@@ -218,4 +220,4 @@ class ManagedClusterController:
 
 
 def _conditions(cluster: Obj) -> list[Obj]:
-    return list((cluster.get("status") or {}).get("conditions") or [])
+    return conditions.of(cluster)

@@ -10,7 +10,7 @@ import copy
 from typing import Any
 
 from pyocm.api import conditions, wellknown
-from pyocm.runtime import kinds
+from pyocm.runtime import kinds, malformed
 from pyocm.runtime.client import Api
 from pyocm.runtime.events import Recorder
 from pyocm.runtime.informer import Informer
@@ -20,8 +20,7 @@ _OURS = (wellknown.TAINT_UNAVAILABLE, wellknown.TAINT_UNREACHABLE)
 
 
 def wanted_taint(cluster: Obj) -> str | None:
-    found = (cluster.get("status") or {}).get("conditions") or []
-    available = conditions.find(found, wellknown.CLUSTER_AVAILABLE)
+    available = conditions.find(conditions.of(cluster), wellknown.CLUSTER_AVAILABLE)
     status = available.get("status") if available else None
     if status == "True":
         return None
@@ -33,9 +32,10 @@ class TaintController:
         self.api = api
         self.clusters = clusters
         self.recorder = recorder
+        self.reader = malformed.managed_clusters(recorder=recorder)
 
     async def reconcile(self, name: str) -> None:
-        cluster = self.clusters.store.get(name)
+        cluster = await self.reader.read(self.clusters.store.get(name))
         if cluster is None or cluster["metadata"].get("deletionTimestamp"):
             return
         # A cluster stored by another writer may lack a spec or hold odd taints.
