@@ -77,6 +77,19 @@ class Backend(Protocol):
     async def close(self) -> None:
         """Stop accepting writes, wait for pending commits, end every open watch, close."""
 
+    @property
+    def name(self) -> str:
+        """What the store is (``sqlite``, ``memory``, ``etcd``), as health checks name it."""
+
+    async def check(self) -> None:
+        """Raise ``Unavailable`` unless a write would commit now.
+
+        A commit that fails (a full disk) does not stop the store for good: writes are
+        tried again once those in flight with it have failed, and the store recovers by
+        itself when the cause is gone. Until a write commits again, ``check`` makes a
+        small write that changes nothing, so the store reports healthy again even with
+        no client writing."""
+
     def current_revision(self) -> int:
         """The revision of the last committed write (0 for an empty, new store)."""
 

@@ -8,9 +8,12 @@ the history ring, every commit hook runs, watchers are fed, and only then are th
 writers answered. So a read after an acknowledged write sees it, and nothing that is not
 durable is ever seen.
 
-If the log fails to commit, the store enters a failed state: the failed write, every
-write still pending and every later write raise ``Unavailable``, while reads and
-watches keep serving the last durable state. Only a restart recovers from that.
+If the log fails to commit (a full disk, typically), the failed write and every write
+still pending raise ``Unavailable``: those were checked against state that never became
+durable. New writes are refused until the log has reported all of them, then tried
+again, so the store recovers on its own once the cause is gone; no revision is given
+twice. Reads and watches keep serving the last durable state throughout. ``check``
+reports the failure until a write, or a probe of the log, commits again.
 """
 
 from __future__ import annotations
@@ -83,15 +86,23 @@ class CommitSink(Protocol):
 class Log(Protocol):
     """The durable part a dialect implements.
 
-    ``append`` is called in revision order. The log reports every appended event exactly
-    once to the sink, as committed or failed, in the same order; after one failure it
-    fails every later event too. ``close`` commits what was appended and delivers its
-    outcome before returning.
+    ``name`` names the store in health checks (``sqlite``, ``etcd``). ``append`` is
+    called in revision order. The log reports every appended event exactly once to the
+    sink, as committed or failed, in the same order; after a failure it fails every event
+    appended before the next ``resume()``, and commits again after it. ``probe`` makes a
+    write that changes nothing and raises ``Unavailable`` if the log cannot commit now.
+    ``close`` commits what was appended and delivers its outcome before returning.
     """
+
+    name: str
 
     async def open(self, sink: CommitSink) -> Recovered: ...
 
     def append(self, event: Event) -> None: ...
+
+    def resume(self) -> None: ...
+
+    async def probe(self) -> None: ...
 
     async def close(self) -> None: ...
 
@@ -119,7 +130,12 @@ class LogStructured:
         self._watchers = _Watchers(queue_size=self.options.watch_queue_size)
         self._hooks: list[CommitHook] = []
         self._state_error: errors.Unavailable | None = errors.Unavailable("storage is not started")
+        # The last commit failure, until a write or a probe commits (what check reports);
+        # and, while writes decided before that failure are still in flight, the error
+        # new writes get (they would be decided on state that may never be durable).
         self._failure: errors.Unavailable | None = None
+        self._refusing: errors.Unavailable | None = None
+        self._probing: asyncio.Future[None] | None = None
 
     async def start(self) -> None:
         recovered = await self.log.open(self)
@@ -135,6 +151,17 @@ class LogStructured:
         self._state_error = errors.Unavailable("storage is closed")
         await self.log.close()
         self._watchers.close()
+
+    @property
+    def name(self) -> str:
+        return self.log.name
+
+    async def check(self) -> None:
+        self._check_open()
+        if self._refusing is not None:
+            raise self._refusing
+        if self._failure is not None:
+            await self._probe()
 
     def current_revision(self) -> int:
         return self._revision
@@ -208,6 +235,7 @@ class LogStructured:
     # CommitSink: called by the log on the event loop.
 
     def committed(self, events: Batch) -> None:
+        self._failure = None
         for event in events:
             self._apply(event)
         self._remember(events)
@@ -223,13 +251,29 @@ class LogStructured:
                 waiter.set_result(event.kv)
 
     def failed(self, events: Batch, error: errors.Unavailable) -> None:
-        log.error("storage commit failed, refusing further writes: %s", error)
-        self._failure = self._failure or error
-        self._pending.clear()
+        if self._refusing is None:
+            log.error("storage commit failed: %s", error)
+            self._refusing = self._failure = error
+            self._pending.clear()
+            self.log.resume()  # every write appended up to here is failed
         for event in events:
             waiter = self._waiters.pop(event.revision, None)
             if waiter is not None and not waiter.done():
-                waiter.set_exception(self._failure)
+                waiter.set_exception(self._refusing)
+        if not self._waiters:
+            self._refusing = None  # all reported: later writes try the log again
+
+    async def _probe(self) -> None:
+        """One probe of the log at a time, shared by every caller of ``check``."""
+        if self._probing is None:
+            self._probing = asyncio.ensure_future(self.log.probe())
+            self._probing.add_done_callback(self._probed)
+        await asyncio.shield(self._probing)
+
+    def _probed(self, probe: asyncio.Future[None]) -> None:
+        self._probing = None
+        if not probe.cancelled() and probe.exception() is None and self._refusing is None:
+            self._failure = None
 
     # Writes.
 
@@ -276,8 +320,8 @@ class LogStructured:
 
     def _check_writable(self) -> None:
         self._check_open()
-        if self._failure is not None:
-            raise self._failure
+        if self._refusing is not None:
+            raise self._refusing
 
     # Committed state and history.
 

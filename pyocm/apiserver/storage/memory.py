@@ -24,6 +24,8 @@ class MemoryDisk:
 class MemoryLog:
     """A :class:`logstructured.Log` that is durable the moment a write is appended."""
 
+    name = "memory"
+
     def __init__(self, disk: MemoryDisk | None = None) -> None:
         self.disk = disk if disk is not None else MemoryDisk()
         self._sink: logstructured.CommitSink | None = None
@@ -40,6 +42,12 @@ class MemoryLog:
             self.disk.rows.pop(event.kv.key, None)
         self.disk.revision = event.revision
         self._sink.committed([event])
+
+    def resume(self) -> None:
+        """Nothing to resume: this log never fails."""
+
+    async def probe(self) -> None:
+        """Memory always takes a write."""
 
     async def close(self) -> None:
         self._sink = None

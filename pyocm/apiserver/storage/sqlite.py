@@ -15,12 +15,22 @@ A batch of puts only, the usual case, is one multi-row upsert that SQLite commit
 itself, and triggers keep ``meta`` in step. Every statement hands the GIL back and must
 win it again from the busy event loop, which made a four-statement transaction wait
 about three times as long as its fsync.
+
+A failed commit (a full disk) leaves the connection usable: SQLite rolls the statement
+or transaction back, and once space is freed the next one succeeds. Only the writer's
+own failure flag, which fails what was queued behind the failed batch, must be cleared,
+by the store's ``resume()``.
+
+A new database is built under a temporary name and renamed into place, so this module
+never leaves a zero-length file behind; one found at start was truncated, and opening
+it would silently serve an empty store, so it is refused.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import functools
 import os
 import queue
@@ -56,8 +66,21 @@ _SET_REVISION = "UPDATE meta SET value = ? WHERE name = 'revision'"
 #: of prepared statements. A batch needing more statements is one explicit transaction.
 _ROWS_PER_STATEMENT = 64
 _KEYS_PER_STATEMENT = 256
+_PROBE = "UPDATE meta SET value = value WHERE name = 'revision'"
+#: Below this many free bytes the disk counts as full: an I/O error at open is taken for
+#: a full disk (SQLite reports a shared-memory file it cannot grow as
+#: SQLITE_IOERR_SHMSIZE, not SQLITE_FULL), and a probe does not report the store healthy.
+_NEARLY_FULL = 1 << 20
 _STOP = object()
+_RESUME = object()
 _T = TypeVar("_T")
+
+
+@dataclass(frozen=True, slots=True)
+class _Probe:
+    """Asks the writer for a write that changes nothing; answered with its error."""
+
+    answer: asyncio.Future[errors.Unavailable | None]
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,6 +106,8 @@ class SqliteLog:
     see how many writes group commit folded into each.
     """
 
+    name = "sqlite"
+
     def __init__(
         self, path: str | os.PathLike[str], *, options: SqliteOptions | None = None
     ) -> None:
@@ -99,7 +124,12 @@ class SqliteLog:
         loop = asyncio.get_running_loop()
         conn, recovered = await asyncio.to_thread(self._open_sync)
         self._writer = _Writer(
-            conn, inbox=self._queue, max_batch=self.options.max_batch, sink=sink, loop=loop
+            conn,
+            folder=self.path.parent,
+            inbox=self._queue,
+            max_batch=self.options.max_batch,
+            sink=sink,
+            loop=loop,
         )
         # A daemon: a process that exits without close() loses nothing acknowledged.
         thread = threading.Thread(target=self._writer.run, name="pyocm-sqlite-writer", daemon=True)
@@ -108,6 +138,18 @@ class SqliteLog:
 
     def append(self, event: Event) -> None:
         self._queue.put(event)
+
+    def resume(self) -> None:
+        self._queue.put(_RESUME)
+
+    async def probe(self) -> None:
+        answer: asyncio.Future[errors.Unavailable | None] = (
+            asyncio.get_running_loop().create_future()
+        )
+        self._queue.put(_Probe(answer))
+        error = await answer
+        if error is not None:
+            raise error
 
     async def close(self) -> None:
         """Commit what is queued, checkpoint the WAL into the main file, close."""
@@ -118,21 +160,57 @@ class SqliteLog:
 
     def _open_sync(self) -> tuple[sqlite3.Connection, logstructured.Recovered]:
         try:
-            self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-            # Objects include Secrets: the file is created readable by the owner only.
-            os.close(os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600))
+            if not self.path.exists():
+                self._create()
+            os.close(os.open(self.path, os.O_RDWR))
+            _refuse_empty(self.path)
             conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
         except (OSError, sqlite3.Error) as exc:
-            raise _unavailable("cannot open the sqlite database", exc) from None
+            raise self._open_error("cannot open the sqlite database", exc) from None
         try:
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute(f"PRAGMA synchronous={self.options.synchronous}")
-            for statement in _SCHEMA:
-                conn.execute(statement)
+            self._prepare(conn)
             return conn, self._recover()
         except sqlite3.Error as exc:
             conn.close()
-            raise _unavailable("cannot read the sqlite database", exc) from None
+            raise self._open_error("cannot read the sqlite database", exc) from None
+
+    def _prepare(self, conn: sqlite3.Connection) -> None:
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute(f"PRAGMA synchronous={self.options.synchronous}")
+        for statement in _SCHEMA:
+            conn.execute(statement)
+
+    def _create(self) -> None:
+        """Build the schema in a file of its own and rename it into place (beside the
+        link's target, if ``path`` is a dangling symlink), durably: a crash leaves no
+        database or a whole one, never a zero-length file."""
+        target = self.path.resolve()
+        target.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        building = target.with_name(target.name + ".new")
+        for leftover in ("", "-wal", "-shm", "-journal"):
+            Path(f"{building}{leftover}").unlink(missing_ok=True)
+        # Objects include Secrets: the file is created readable by the owner only (the
+        # WAL and shared-memory files SQLite makes take the same mode).
+        os.close(os.open(building, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600))
+        conn = sqlite3.connect(building, isolation_level=None)
+        try:
+            self._prepare(conn)
+        finally:
+            conn.close()  # checkpoints: the file alone holds the schema now
+        _fsync(building)
+        os.replace(building, target)
+        _fsync(target.parent)
+
+    def _open_error(self, what: str, exc: BaseException) -> errors.Unavailable:
+        """Say "disk full" with the path and the remedy (this is what an operator reads
+        when the hub will not start); otherwise only the error code."""
+        if _disk_full(self.path, exc):
+            return errors.Unavailable(
+                f"cannot open the sqlite database {self.path}: the disk is full"
+                f" ({_code(exc)}); free space on the filesystem holding"
+                f" {self.path.parent}, then start again"
+            )
+        return _unavailable(what, exc)
 
     def _recover(self) -> logstructured.Recovered:
         """Read the state on its own connection, as the writer never reads."""
@@ -154,6 +232,7 @@ class _Writer:
         self,
         conn: sqlite3.Connection,
         *,
+        folder: Path,
         inbox: queue.SimpleQueue[Event | object],
         max_batch: int,
         sink: logstructured.CommitSink,
@@ -162,6 +241,7 @@ class _Writer:
         self.transactions = 0
         self.stopped: asyncio.Future[None] = loop.create_future()
         self._conn = conn
+        self._folder = folder
         self._inbox = inbox
         self._max_batch = max_batch
         self._sink = sink
@@ -169,27 +249,32 @@ class _Writer:
         self._failure: errors.Unavailable | None = None
 
     def run(self) -> None:
-        stopping = False
-        while not stopping:
-            batch, stopping = self._next_batch()
+        while True:
+            batch, order = self._next_batch()
             if batch:
                 self._commit(batch)
+            if order is _STOP:
+                break
+            if order is _RESUME:
+                self._failure = None
+            elif isinstance(order, _Probe):
+                self._probe(order)
         self._shutdown()
 
-    def _next_batch(self) -> tuple[list[Event], bool]:
-        """Block for one item, then take whatever else is already queued."""
+    def _next_batch(self) -> tuple[list[Event], object]:
+        """Block for one item, then take the events already queued behind it, up to the
+        first item that is not an event (an order, answered after the batch)."""
         batch: list[Event] = []
         item = self._inbox.get()
-        while item is not _STOP:
-            assert isinstance(item, Event)
+        while isinstance(item, Event):
             batch.append(item)
             if len(batch) >= self._max_batch:
-                return batch, False
+                return batch, None
             try:
                 item = self._inbox.get_nowait()
             except queue.Empty:
-                return batch, False
-        return batch, True
+                return batch, None
+        return batch, item
 
     def _commit(self, batch: list[Event]) -> None:
         if self._failure is None:
@@ -226,6 +311,20 @@ class _Writer:
             conn.execute(f"DELETE FROM kv WHERE key IN ({','.join('?' * len(keys))})", keys)
         conn.execute(_SET_REVISION, (batch[-1].revision,))
         conn.execute("COMMIT")
+
+    def _probe(self, probe: _Probe) -> None:
+        """A write that changes nothing, on a filesystem that has room: a small write
+        may still fit in space SQLite holds (its WAL) while the next large one fails."""
+        error = self._failure
+        if error is None and _free_bytes(self._folder) < _NEARLY_FULL:
+            error = errors.Unavailable("sqlite probe write refused: the disk is full")
+        if error is None:
+            try:
+                self._conn.execute(_PROBE)
+            except Exception as exc:  # the answer must reach the waiting caller
+                self._rollback()
+                error = _unavailable("sqlite probe write failed", exc)
+        self._report(_answer, probe.answer, error)
 
     def _rollback(self) -> None:
         try:
@@ -267,11 +366,56 @@ def _resolve(future: asyncio.Future[None]) -> None:
         future.set_result(None)
 
 
+def _answer(
+    future: asyncio.Future[errors.Unavailable | None], error: errors.Unavailable | None
+) -> None:
+    if not future.done():
+        future.set_result(error)
+
+
 def _unavailable(what: str, exc: BaseException) -> errors.Unavailable:
     """Name the failure by its SQLite error code, never by a message that may quote
     values, paths or keys."""
-    code = getattr(exc, "sqlite_errorname", None) or type(exc).__name__
-    return errors.Unavailable(f"{what} ({code})")
+    return errors.Unavailable(f"{what} ({_code(exc)})")
+
+
+def _code(exc: BaseException) -> str:
+    return getattr(exc, "sqlite_errorname", None) or type(exc).__name__
+
+
+def _disk_full(path: Path, exc: BaseException) -> bool:
+    if isinstance(exc, OSError):
+        return exc.errno in (errno.ENOSPC, errno.EDQUOT)
+    code = _code(exc)
+    if code == "SQLITE_FULL":
+        return True
+    return code.startswith("SQLITE_IOERR") and _free_bytes(path.parent) < _NEARLY_FULL
+
+
+def _free_bytes(folder: Path) -> int:
+    """Bytes an unprivileged writer may still use there (unknown: as good as unlimited)."""
+    try:
+        fs = os.statvfs(folder)
+    except OSError:
+        return _NEARLY_FULL
+    return fs.f_bavail * fs.f_frsize
+
+
+def _refuse_empty(path: Path) -> None:
+    if path.stat().st_size == 0:
+        raise errors.Unavailable(
+            f"the sqlite database {path} is empty (0 bytes) although it exists: it was"
+            " truncated or replaced, and starting would serve none of the stored objects;"
+            " restore it from a backup, or remove it to start with an empty store"
+        )
+
+
+def _fsync(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def new_backend(

@@ -13,11 +13,17 @@ from pyocm.apiserver.storage.interface import Event, EventType, KeyValue
 
 
 class HeldLog:
-    """Holds appended writes until the test commits or fails them."""
+    """Holds appended writes until the test commits or fails them. Probes fail while
+    ``probe_error`` is set; ``resumed`` and ``probes`` count the store's calls."""
+
+    name = "held"
 
     def __init__(self) -> None:
         self.held: list[Event] = []
         self.sink: logstructured.CommitSink | None = None
+        self.resumed = 0
+        self.probes = 0
+        self.probe_error: errors.Unavailable | None = None
 
     async def open(self, sink: logstructured.CommitSink) -> logstructured.Recovered:
         self.sink = sink
@@ -31,10 +37,21 @@ class HeldLog:
         batch, self.held = self.held, []
         self.sink.committed(batch)
 
-    def fail(self) -> None:
+    def fail(self, count: int | None = None) -> None:
+        """Fail the first ``count`` held writes (all by default) as one batch."""
         assert self.sink is not None
-        batch, self.held = self.held, []
+        count = len(self.held) if count is None else count
+        batch, self.held = self.held[:count], self.held[count:]
         self.sink.failed(batch, errors.Unavailable("sqlite commit failed (SQLITE_FULL)"))
+
+    def resume(self) -> None:
+        self.resumed += 1
+
+    async def probe(self) -> None:
+        self.probes += 1
+        await asyncio.sleep(0)
+        if self.probe_error is not None:
+            raise self.probe_error
 
     async def close(self) -> None:
         if self.held:
@@ -133,23 +150,79 @@ async def test_an_update_after_a_pending_delete_raises_key_not_found_once_durabl
         await updating
 
 
-async def test_a_failed_commit_fails_pending_and_later_writes_but_keeps_reads() -> None:
+async def test_a_failed_commit_fails_the_writes_in_flight_with_it_and_keeps_reads() -> None:
     log = HeldLog()
     store = await started(log)
     kept = await committed_key(store, log, "/kept")
     first = asyncio.create_task(store.create("/a", b""))
     second = asyncio.create_task(store.update("/kept", b"x", expected_revision=kept.mod_revision))
     await settle()
-    log.fail()
-    for task in (first, second):
-        with pytest.raises(errors.Unavailable, match=r"^sqlite commit failed \(SQLITE_FULL\)$"):
-            await task
-    with pytest.raises(errors.Unavailable):
+    log.fail(1)
+    with pytest.raises(errors.Unavailable, match=r"^sqlite commit failed \(SQLITE_FULL\)$"):
+        await first
+    assert log.resumed == 1, "the log is told to fail what it holds, then go on"
+    # The second write is still in flight: a new one is refused, not appended.
+    with pytest.raises(errors.Unavailable, match=r"^sqlite commit failed \(SQLITE_FULL\)$"):
         await store.create("/b", b"")
-    assert log.held == []
+    assert [event.kv.key for event in log.held] == ["/kept"]
+    log.fail()  # what the log held before resume() fails, as the contract says
+    with pytest.raises(errors.Unavailable):
+        await second
     assert await store.get("/kept") == kept
     assert await store.get("/a") is None
     assert store.current_revision() == kept.mod_revision
+    assert log.resumed == 1
+
+
+async def test_writes_are_tried_again_once_the_failed_ones_are_all_reported() -> None:
+    log = HeldLog()
+    store = await started(log)
+    failing = asyncio.create_task(store.create("/a", b"lost"))
+    await settle()
+    log.fail()
+    with pytest.raises(errors.Unavailable):
+        await failing
+    lost_revision = store._assigned
+    kv = await committed_key(store, log, "/a")
+    assert kv.mod_revision > lost_revision, "no revision is given twice"
+    assert await store.get("/a") == kv
+    await store.check()
+    assert log.probes == 0, "a committed write is proof enough"
+
+
+async def test_check_probes_the_log_until_a_probe_commits() -> None:
+    log = HeldLog()
+    store = await started(log)
+    await store.check()
+    assert log.probes == 0, "a healthy store is not probed"
+    failing = asyncio.create_task(store.create("/a", b""))
+    await settle()
+    log.probe_error = errors.Unavailable("sqlite probe write failed (SQLITE_FULL)")
+    log.fail()
+    with pytest.raises(errors.Unavailable):
+        await failing
+    with pytest.raises(errors.Unavailable, match="probe write failed"):
+        await store.check()
+    results = await asyncio.gather(store.check(), store.check(), return_exceptions=True)
+    assert all(isinstance(result, errors.Unavailable) for result in results)
+    assert log.probes == 2, "concurrent checks share one probe"
+    log.probe_error = None
+    await store.check()
+    await store.check()
+    assert log.probes == 3, "once a probe commits the store is healthy again"
+
+
+async def test_check_refuses_while_failed_writes_are_in_flight_without_probing() -> None:
+    log = HeldLog()
+    store = await started(log)
+    tasks = [asyncio.create_task(store.create(key, b"")) for key in ("/a", "/b")]
+    await settle()
+    log.fail(1)
+    with pytest.raises(errors.Unavailable, match="commit failed"):
+        await store.check()
+    assert log.probes == 0
+    log.fail()
+    await asyncio.gather(*tasks, return_exceptions=True)
 
 
 async def test_a_cancelled_writer_still_commits() -> None:

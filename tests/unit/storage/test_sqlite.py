@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from pyocm.apiserver.storage import errors, logstructured, sqlite
+from pyocm.apiserver.storage.interface import Event, EventType, KeyValue
 
 
 @pytest.fixture
@@ -89,8 +90,8 @@ async def test_close_commits_queued_writes_and_checkpoints_the_wal(path: Path) -
     assert rows(path, "SELECT COUNT(*) FROM kv") == [(50,)]
 
 
-async def test_a_failing_commit_raises_unavailable_and_stops_writes(
-    store: logstructured.LogStructured, monkeypatch: pytest.MonkeyPatch
+async def test_a_failing_commit_raises_unavailable_until_the_disk_takes_writes_again(
+    store: logstructured.LogStructured, path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     kept = await store.create("/kept", b"")
 
@@ -104,6 +105,105 @@ async def test_a_failing_commit_raises_unavailable_and_stops_writes(
     with pytest.raises(errors.Unavailable):
         await store.update("/kept", b"x", expected_revision=kept.mod_revision)
     assert await store.get("/kept") == kept
+    monkeypatch.undo()
+    updated = await store.update("/kept", b"x", expected_revision=kept.mod_revision)
+    await store.check()
+    assert rows(path, "SELECT key, value, mod_revision FROM kv") == [
+        ("/kept", b"x", updated.mod_revision)
+    ]
+
+
+class Outcomes:
+    """A CommitSink that records what the log reports."""
+
+    def __init__(self) -> None:
+        self.reports: list[tuple[str, list[str]]] = []
+        self.changed = asyncio.Event()
+
+    def committed(self, events: list[Event]) -> None:
+        self.reports.append(("committed", [e.kv.key for e in events]))
+        self.changed.set()
+
+    def failed(self, events: list[Event], error: errors.Unavailable) -> None:
+        self.reports.append(("failed", [e.kv.key for e in events]))
+        self.changed.set()
+
+    async def until(self, count: int) -> list[tuple[str, list[str]]]:
+        while sum(len(keys) for _, keys in self.reports) < count:
+            self.changed.clear()
+            await asyncio.wait_for(self.changed.wait(), timeout=10)
+        return self.reports
+
+
+def put(key: str, revision: int) -> Event:
+    return Event(EventType.PUT, KeyValue(key, b"", revision, revision), None)
+
+
+async def test_the_writer_fails_what_was_queued_before_resume_and_commits_after(
+    path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Writes queued behind a failed batch were decided on its state: they fail even if
+    the disk has room again, until the store says resume."""
+    failures = iter([sqlite3.OperationalError("database or disk is full")])
+    write = sqlite._Writer._write
+
+    def fails_once(self: sqlite._Writer, batch: list[Event]) -> None:
+        error = next(failures, None)
+        if error is not None:
+            raise error
+        write(self, batch)
+
+    monkeypatch.setattr(sqlite._Writer, "_write", fails_once)
+    log = sqlite.SqliteLog(path)
+    outcomes = Outcomes()
+    await log.open(outcomes)
+    log.append(put("/a", 1))
+    log.append(put("/b", 2))
+    await outcomes.until(2)
+    log.resume()
+    log.append(put("/c", 3))
+    reports = await outcomes.until(3)
+    await log.probe()
+    await log.close()
+    assert [(kind, key) for kind, keys in reports for key in keys] == [
+        ("failed", "/a"), ("failed", "/b"), ("committed", "/c")
+    ]  # fmt: skip
+    assert rows(path, "SELECT key FROM kv") == [("/c",)]
+
+
+async def test_a_zero_length_database_is_refused_and_left_as_found(tmp_path: Path) -> None:
+    path = tmp_path / "state.db"
+    path.write_bytes(b"")
+    with pytest.raises(errors.Unavailable) as caught:
+        await sqlite.new_backend(path).start()
+    assert str(caught.value).startswith(f"the sqlite database {path} is empty (0 bytes)")
+    assert path.stat().st_size == 0
+
+
+async def test_a_new_database_is_built_aside_and_renamed_into_place(tmp_path: Path) -> None:
+    """A crash while building leaves no state.db (or a whole one), never an empty one;
+    what a crash left under the temporary name is built again."""
+    path = tmp_path / "state.db"
+    (tmp_path / "state.db.new").write_bytes(b"half-built")
+    backend = sqlite.new_backend(path)
+    await backend.start()
+    try:
+        assert sorted(p.name for p in tmp_path.iterdir() if p.name.endswith(".new")) == []
+        assert path.read_bytes().startswith(b"SQLite format 3\0")
+        assert rows(path, "PRAGMA journal_mode") == [("wal",)]
+    finally:
+        await backend.close()
+
+
+async def test_a_dangling_symlink_gets_its_database_at_the_target(tmp_path: Path) -> None:
+    target = tmp_path / "elsewhere" / "real.db"
+    link = tmp_path / "state.db"
+    link.symlink_to(target)
+    backend = sqlite.new_backend(link)
+    await backend.start()
+    await backend.create("/k", b"v")
+    await backend.close()
+    assert link.is_symlink() and rows(target, "SELECT key FROM kv") == [("/k",)]
 
 
 async def test_a_file_that_is_not_a_database_raises_unavailable(tmp_path: Path) -> None:
