@@ -65,10 +65,27 @@ class ServerConfig:
     #: sends one about every minute and kopf re-watches after 70 s of silence; each
     #: bookmark is a write to every agent's watch, so not more often than needed.
     watch_bookmark_interval: float = 55.0
+    #: Seconds a client has to finish its TLS handshake, and then to send each request's
+    #: headers: kube-apiserver's ReadHeaderTimeout (32 s), which Go's server also applies
+    #: to the handshake.
+    tls_handshake_timeout: float = 32.0
+    read_header_timeout: float = 32.0
+    #: Seconds a connection that never authenticated may stay idle after a response
+    #: (kube-apiserver's IdleTimeout). Authenticated connections keep theirs longer, so
+    #: agents renewing leases every minute reuse them.
+    unauthenticated_idle_timeout: float = 90.0
+    #: Most connections open at once; 0 derives it from the open-file limit, keeping a
+    #: reserve for the database, the logs and the in-process controllers.
+    max_connections: int = 0
 
     def __post_init__(self) -> None:
         if not 0 < self.watch_bookmark_interval <= 60:
             raise ValueError("watch_bookmark_interval must be more than 0 and at most 60 seconds")
+        for name in ("tls_handshake_timeout", "read_header_timeout", "unauthenticated_idle_timeout"):
+            if not getattr(self, name) > 0:
+                raise ValueError(f"{name} must be more than 0 seconds")
+        if self.max_connections < 0:
+            raise ValueError("max_connections must be 0 (derived) or more")
 
     @property
     def storage_url(self) -> str:

@@ -20,7 +20,7 @@ from typing import Any
 
 from aiohttp import web
 
-from pyocm.apiserver import admission_plugins, pkifiles, seed
+from pyocm.apiserver import admission_plugins, connections, pkifiles, seed
 from pyocm.apiserver.admission import ocm
 from pyocm.apiserver.admission.chain import Chain
 from pyocm.apiserver.apiextensions.controller import CrdController
@@ -46,6 +46,7 @@ class HubServer:
         self.port = config.port
         self.state: ServerState | None = None
         self._runner: web.AppRunner | None = None
+        self._listener: connections.Listener | None = None
         self._controllers: controllers.Controllers | None = None
         self._crds: CrdController | None = None
 
@@ -103,8 +104,9 @@ class HubServer:
         app = web.Application(client_max_size=0, handler_args={"max_field_size": 65536})
         app[STATE] = self.state
         app.router.add_route("*", "/{tail:.*}", dispatch.handle)
-        # Idle connections stay open longer than clients keep them (90 s), so an agent
-        # renewing its lease every minute reuses its connection and its TLS session.
+        # Idle authenticated connections stay open longer than clients keep them (90 s), so
+        # an agent renewing its lease every minute reuses its connection and TLS session;
+        # connections that never authenticated get the shorter limits of connections.py.
         self._runner = web.AppRunner(
             app,
             handler_cancellation=True,
@@ -113,8 +115,17 @@ class HubServer:
             keepalive_timeout=120.0,
         )
         await self._runner.setup()
-        site = web.SockSite(self._runner, sock, ssl_context=self._tls(pki), backlog=4096)
-        await site.start()
+        server = self._runner.server
+        assert server is not None
+        server.request_handler = connections.only_http1(server.request_handler)
+        # Not a SockSite: the listener accepts connections itself, to count and cap them
+        # from the moment they are accepted and to time out their TLS handshakes.
+        self._listener = connections.Listener(
+            server=server,
+            ssl_context=self._tls(pki),
+            limits=connections.Limits.of(self.config),
+        )
+        self._listener.start(sock)
         # Everything built so far (schemas, policy, compiled CRDs) lives as long as the
         # server: keep it out of the garbage collector's scans, which otherwise pause
         # every request and every watch fan-out for longer as the heap grows.
@@ -167,6 +178,8 @@ class HubServer:
             await self._controllers.stop()
         if self._crds is not None:
             await self._crds.stop()
+        if self._listener is not None:
+            await self._listener.close()
         if self._runner is not None:
             await self._runner.cleanup()
         with contextlib.suppress(Exception):

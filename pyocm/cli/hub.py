@@ -18,6 +18,7 @@ import typer
 from pyocm import hubmanager
 from pyocm.apiserver.config import ServerConfig, default_data_dir, parse_listen
 from pyocm.apiserver.server import HubServer
+from pyocm.apiserver.storage.errors import StorageError
 from pyocm.cli.common import fix_mmap_threshold, raise_open_file_limit, setup_logging
 from pyocm.local import crdinstall
 from pyocm.registration.hub.manager import HubOptions
@@ -67,6 +68,27 @@ def hub(
         max=60.0,
         help="Seconds between bookmarks on a quiet watch (kube-apiserver: about a minute).",
     ),
+    tls_handshake_timeout: float = typer.Option(
+        32.0, "--tls-handshake-timeout", min=0.1, help="Seconds to finish a TLS handshake."
+    ),
+    read_header_timeout: float = typer.Option(
+        32.0,
+        "--read-header-timeout",
+        min=0.1,
+        help="Seconds to send a request's headers (kube-apiserver: 32).",
+    ),
+    unauthenticated_idle_timeout: float = typer.Option(
+        90.0,
+        "--unauthenticated-idle-timeout",
+        min=0.1,
+        help="Seconds a connection that never authenticated may stay idle (kube-apiserver: 90).",
+    ),
+    max_connections: int = typer.Option(
+        0,
+        "--max-connections",
+        min=0,
+        help="Most open connections; 0 derives it from the open-file limit.",
+    ),
     log_level: str = typer.Option("INFO", "--log-level"),
 ) -> None:
     """Run a hub API server in the foreground until Ctrl-C or SIGTERM."""
@@ -89,6 +111,10 @@ def hub(
         sqlite_synchronous=sqlite_synchronous.upper(),
         feature_gates=gates,
         watch_bookmark_interval=watch_bookmark_interval,
+        tls_handshake_timeout=tls_handshake_timeout,
+        read_header_timeout=read_header_timeout,
+        unauthenticated_idle_timeout=unauthenticated_idle_timeout,
+        max_connections=max_connections,
     )
     options = None
     if controllers:
@@ -96,7 +122,7 @@ def hub(
         options = HubOptions(feature_gates=gates, auto_approved_users=users)
     try:
         _run(config, options)
-    except OSError as err:
+    except (OSError, StorageError) as err:  # a busy port; a full disk, a damaged store
         typer.echo(f"error: {err}", err=True)
         raise typer.Exit(1) from None
 

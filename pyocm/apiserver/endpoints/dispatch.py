@@ -15,7 +15,7 @@ import time
 
 from aiohttp import web
 
-from pyocm.apiserver import metrics
+from pyocm.apiserver import connections, metrics
 from pyocm.apiserver.authentication import impersonation
 from pyocm.apiserver.authentication import user as users
 from pyocm.apiserver.authorization import authorizer
@@ -130,6 +130,8 @@ async def _handle(
         if request.method != "GET" or path != CLUSTER_INFO:
             raise status.unauthorized()
         user = users.UserInfo(name=users.ANONYMOUS, groups=(users.UNAUTHENTICATED,))
+    else:
+        connections.authenticated(request)  # its connection keeps its keep-alive time
     if impersonation.requested(request.raw_headers):
         # As kube: between authentication and authorization, and for everything after.
         user = impersonation.impersonate(
