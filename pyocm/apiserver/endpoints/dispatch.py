@@ -119,9 +119,10 @@ async def _handle(
         authorization=request.headers.get("Authorization"),
     )
     if user is None:
-        if path.split("?")[0] in PUBLIC_PATHS or path.startswith(
-            ("/livez/", "/readyz/", "/healthz/")
-        ):
+        if nonresource.is_health(path):
+            # Only the health checks, by name: any other path under them is 404 there.
+            return await nonresource.health(request, state, path)
+        if path.split("?")[0] in PUBLIC_PATHS:
             return await nonresource.serve(request, state, info)
         # Anonymous access is limited to configured endpoints, as kube-apiserver's
         # AnonymousAuthConfigurableEndpoints does: the health checks above, and reading

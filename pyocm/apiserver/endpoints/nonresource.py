@@ -1,6 +1,16 @@
-"""Paths that are not resources: version, health checks, metrics and OpenAPI."""
+"""Paths that are not resources: version, health checks, metrics and OpenAPI.
+
+Health follows kube-apiserver's ``healthz`` package: ``/healthz``, ``/livez`` and
+``/readyz`` run their checks and answer ``ok`` (every check listed with ``?verbose``,
+and always when one fails, its reason withheld); ``/<endpoint>/<check>`` runs one check
+by name and says why it failed; any other path under them is 404.
+"""
 
 from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
 
 from aiohttp import web
 
@@ -15,7 +25,14 @@ from pyocm.kube import status
 #: type must be the ``.v1.0`` form; the ``@v1.0`` form breaks Go's mime parser.
 OPENAPI_V2_PROTO = "application/com.github.proto-openapi.spec.v2.v1.0+protobuf"
 
+log = logging.getLogger(__name__)
+
+#: A check raises (any exception) when it fails.
+Check = Callable[[ServerState], Awaitable[None]]
+#: kube-apiserver's --etcd-healthcheck-timeout and --etcd-readycheck-timeout.
+STORAGE_CHECK_TIMEOUT = 2.0
 _HEALTH = ("/healthz", "/livez", "/readyz")
+_TEXT = {"X-Content-Type-Options": "nosniff"}
 
 
 async def serve(request: web.Request, state: ServerState, info: RequestInfo) -> web.StreamResponse:
@@ -28,8 +45,8 @@ async def serve(request: web.Request, state: ServerState, info: RequestInfo) -> 
         return web.Response(
             text=state.metrics.render(), headers={"Content-Type": metrics.CONTENT_TYPE}
         )
-    if path in _HEALTH or path.startswith(tuple(h + "/" for h in _HEALTH)):
-        return _health(state, path, verbose="verbose" in request.query)
+    if is_health(path):
+        return await health(request, state, path)
     if path == "/openapi/v2":
         return (
             web.Response(body=b"", content_type=OPENAPI_V2_PROTO)
@@ -59,13 +76,89 @@ def _wants_proto(request: web.Request) -> bool:
     return "protobuf" in request.headers.get("Accept", "")
 
 
-def _health(state: ServerState, path: str, *, verbose: bool) -> web.Response:
-    ready = not state.stopping.is_set()
-    if path.startswith("/readyz") and not ready:
-        return web.Response(
-            text="[-]shutdown failed: reason withheld\nreadyz check failed\n", status=500
-        )
-    if verbose:
-        name = path.strip("/").split("/")[0]
-        return web.Response(text=f"[+]ping ok\n[+]etcd ok\n{name} check passed\n")
-    return web.Response(text="ok")
+def is_health(path: str) -> bool:
+    """Whether ``path`` is a health endpoint or lies under one (served or 404 here)."""
+    return path in _HEALTH or path.startswith(tuple(h + "/" for h in _HEALTH))
+
+
+async def health(request: web.Request, state: ServerState, path: str) -> web.Response:
+    """Answer a path for which :func:`is_health` holds; never anything else."""
+    if request.method not in ("GET", "HEAD"):
+        raise status.method_not_allowed(request.method, "")
+    endpoint, _, name = path.strip("/").partition("/")
+    checks = _checks(state, endpoint)
+    if not name:
+        return await _run_all(request, state, endpoint, checks)
+    check = checks.get(name)
+    if check is None:
+        raise status.path_not_found()
+    try:
+        await check(state)
+    except Exception as err:  # a check fails by raising; kube names the error here
+        return web.Response(text=f"internal server error: {err}\n", status=500, headers=_TEXT)
+    return web.Response(text="ok", headers=_TEXT)
+
+
+def _checks(state: ServerState, endpoint: str) -> dict[str, Check]:
+    """The checks of one endpoint, in the order kube lists them. Liveness asks only
+    that the store answers: a full disk is a reason to take the hub out of rotation
+    (readiness), not to restart it, which would not free a byte."""
+    storage = state.store.backend.name
+    if endpoint != "readyz":
+        return {"ping": _ping, storage: _storage_answers}
+    return {"ping": _ping, storage: _storage_writable, "shutdown": _not_shutting_down}
+
+
+async def _run_all(
+    request: web.Request, state: ServerState, endpoint: str, checks: dict[str, Check]
+) -> web.Response:
+    excluded = set(request.query.getall("exclude", []))
+    lines, failed = [], []
+    for name, check in checks.items():
+        if name in excluded:
+            excluded.discard(name)
+            lines.append(f"[+]{name} excluded: ok\n")
+            continue
+        try:
+            await check(state)
+        except Exception as err:  # withheld from the public answer, kept for the log
+            log.debug("%s check %s failed: %s", endpoint, name, err)
+            lines.append(f"[-]{name} failed: reason withheld\n")
+            failed.append(name)
+        else:
+            lines.append(f"[+]{name} ok\n")
+    if excluded:
+        quoted = ",".join(f'"{name}"' for name in sorted(excluded))
+        lines.append(f"warn: some health checks cannot be excluded: no matches for {quoted}\n")
+    if failed:
+        text = "".join(lines) + f"{endpoint} check failed\n"
+        return web.Response(text=text, status=500, headers=_TEXT)
+    if "verbose" not in request.query:
+        return web.Response(text="ok", headers=_TEXT)
+    return web.Response(text="".join(lines) + f"{endpoint} check passed\n", headers=_TEXT)
+
+
+async def _ping(state: ServerState) -> None:
+    """The server answers."""
+
+
+async def _storage_answers(state: ServerState) -> None:
+    """A read of the store, as kube's etcd check reads a key."""
+    await _in_time(state.store.backend.get("/health"))
+
+
+async def _storage_writable(state: ServerState) -> None:
+    await _in_time(state.store.backend.check())
+
+
+async def _in_time(work: Awaitable[object]) -> None:
+    try:
+        async with asyncio.timeout(STORAGE_CHECK_TIMEOUT):
+            await work
+    except TimeoutError:
+        raise TimeoutError(f"storage gave no answer within {STORAGE_CHECK_TIMEOUT:g}s") from None
+
+
+async def _not_shutting_down(state: ServerState) -> None:
+    if state.stopping.is_set():
+        raise RuntimeError("the server is shutting down")
