@@ -3,6 +3,9 @@ other writers may have stored, do not break the hub (issue 17, items 6 and 8).""
 
 from __future__ import annotations
 
+import json
+import sqlite3
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -412,3 +415,170 @@ def test_ill_typed_values_are_left_out_and_named() -> None:
         ".status.version: expected object, got string",
     ]
     assert cluster["spec"]["hubAcceptsClient"] == "true"  # the stored object is untouched
+
+
+# --- the agent reads its hub objects, and the managed cluster's claims, the same way ---
+
+
+@pytest.mark.parametrize("status", _MALFORMED_STATUS)
+async def test_agent_status_of_a_malformed_cluster_is_not_reported(status: Any) -> None:
+    from typing import cast
+
+    from pyocm.registration.agent.status import ClaimOptions, StatusReporter
+    from pyocm.runtime.clock import FakeClock
+    from tests.unit.registration.test_agent_status import LABEL, MemorySide
+
+    reporter = StatusReporter(
+        cast(Any, MemorySide()), clock=FakeClock(), claims=ClaimOptions(), namespace_label=LABEL
+    )
+    # No readable HubAccepted: as for a cluster not accepted yet, nothing to report.
+    assert await reporter.desired(_cluster("c", status=status)) is None
+
+
+async def test_agent_status_replaces_malformed_fields_it_reports() -> None:
+    from typing import cast
+
+    from pyocm.api import conditions
+    from pyocm.registration.agent.status import ClaimOptions, StatusReporter
+    from pyocm.runtime.clock import FakeClock
+    from tests.unit.registration.test_agent_status import LABEL, MemorySide, accepted_cluster
+
+    side = MemorySide()
+    side.claim_list = [
+        {"metadata": {"name": "a"}, "spec": [1]},
+        {"metadata": {"name": "b"}, "spec": {"value": 5}},
+        {"metadata": {"name": "c", "labels": "x"}, "spec": {"value": "ok"}},
+        "junk",
+    ]
+    side.node_list.append({"status": {"capacity": "x", "allocatable": {"cpu": "lots"}}})
+    cluster = accepted_cluster()
+    cluster["status"].update(capacity="x", managedNamespaces=[1], clusterClaims="x")
+    reporter = StatusReporter(
+        cast(Any, side), clock=FakeClock(), claims=ClaimOptions(), namespace_label=LABEL
+    )
+    status = await reporter.desired(cluster)
+    assert status is not None
+    assert conditions.is_true(status["conditions"], wellknown.CLUSTER_AVAILABLE)
+    assert status["capacity"] == {"cpu": "6", "memory": "12Gi"}
+    assert status["allocatable"] == {"cpu": "3900m", "memory": "7Gi"}
+    assert status["clusterClaims"] == [{"name": "c", "value": "ok"}]
+    assert status["managedNamespaces"] == []
+
+
+@pytest.mark.parametrize(
+    "spec",
+    [None, [1], "x", {"holderIdentity": 5, "leaseDurationSeconds": "x", "renewTime": 3}],
+)
+def test_agent_renews_a_malformed_lease_as_a_well_formed_one(spec: Any, unique: str) -> None:
+    from datetime import UTC, datetime
+
+    from pyocm.registration.agent.running import renewed_lease
+
+    lease: Obj = {"metadata": {"name": "managed-cluster-lease", "namespace": unique}}
+    if spec is not None:
+        lease["spec"] = spec
+    now = datetime(2026, 1, 2, 3, 4, 5, 6000, tzinfo=UTC)
+    renewed = renewed_lease(lease, now=now)
+    assert renewed["spec"] == {"renewTime": "2026-01-02T03:04:05.006000Z"}
+    assert renewed["metadata"] == lease["metadata"]
+
+
+def test_agent_renewal_keeps_a_well_formed_lease_as_it_is(unique: str) -> None:
+    from datetime import UTC, datetime
+
+    from pyocm.registration.agent.running import renewed_lease
+
+    spec = {"holderIdentity": "managed-cluster-lease", "leaseDurationSeconds": 60}
+    lease: Obj = {"metadata": {"name": "managed-cluster-lease", "namespace": unique}, "spec": spec}
+    renewed = renewed_lease(lease, now=datetime(2026, 1, 1, tzinfo=UTC))
+    assert renewed["spec"] == {**spec, "renewTime": "2026-01-01T00:00:00.000000Z"}
+
+
+@pytest.mark.parametrize("seconds", [None, "x", True, -5, 0, 30])
+def test_agent_lease_period_of_a_malformed_duration_is_the_default(seconds: Any) -> None:
+    from pyocm.registration.agent.running import lease_seconds
+
+    spec = {} if seconds is None else {"leaseDurationSeconds": seconds}
+    assert lease_seconds(_cluster("c", spec=spec)) == (30 if seconds == 30 else 60)
+    assert lease_seconds(_cluster("c", spec="x")) == 60
+    assert lease_seconds(None) == 60
+
+
+# --- end to end: a hub restarted over a database holding the agent's objects malformed ---
+
+
+def _corrupt(db: Path, suffix: str, change: Any) -> None:
+    """Rewrite the stored object whose key ends with ``suffix``, at a new revision (so
+    watchers see it), as another writer that went around the API could have."""
+    conn = sqlite3.connect(db)
+    try:
+        [(key, value)] = conn.execute(
+            "SELECT key, value FROM kv WHERE key LIKE ?", (f"%{suffix}",)
+        ).fetchall()
+        obj = json.loads(value)
+        change(obj)
+        [(revision,)] = conn.execute("SELECT value FROM meta WHERE name = 'revision'")
+        conn.execute(
+            "UPDATE kv SET value = ?, mod_revision = ? WHERE key = ?",
+            (json.dumps(obj).encode(), revision + 1, key),
+        )
+        conn.commit()
+    finally:
+        conn.close()
+
+
+async def test_an_agent_keeps_running_over_its_malformed_lease_and_cluster(
+    tmp_path: Path, unique: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    from pyocm.api import conditions
+    from pyocm.kube import timefmt
+    from pyocm.runtime.client import ApiConnectionError
+    from tests.agents import available, embedded, running_agent
+
+    name = f"bad-{unique}"
+    own = HubProcess(tmp_path / "hub")
+    own.start()
+    managed = await embedded(tmp_path, "m")
+    try:
+        async with (
+            Api.from_kubeconfig(own.kubeconfig) as api,
+            running_agent(api, own, managed, name) as agent,
+        ):
+            # Renewals every second, so the agent reads its lease within the test.
+            await api.patch(kinds.MANAGED_CLUSTER, name, {"spec": {"leaseDurationSeconds": 1}})
+            own.stop()
+            db = own.data_dir / "state.db"
+            _corrupt(db, f"/leases/{name}/managed-cluster-lease", _malformed_lease)
+            _corrupt(db, f"/managedclusters/{name}", _malformed_status)
+            own.start()
+
+            async def repaired() -> Obj | None:
+                try:
+                    lease = await api.get(kinds.LEASE, "managed-cluster-lease", namespace=name)
+                    cluster = await available(api, name)
+                except ApiConnectionError:
+                    return None
+                spec = lease["spec"]
+                if not isinstance(spec, dict) or not isinstance(spec.get("renewTime"), str):
+                    return None
+                timefmt.parse_time(spec["renewTime"])
+                return cluster
+
+            cluster = await eventually(repaired)
+            assert not agent.done()
+            assert isinstance(cluster["status"]["capacity"], dict)
+            assert conditions.is_true(cluster["status"]["conditions"], wellknown.CLUSTER_JOINED)
+    finally:
+        await managed.stop()
+        own.stop()
+    reported = [r.message for r in caplog.records if "has fields of the wrong type" in r.message]
+    assert any(m.startswith(f"Lease {name}/managed-cluster-lease") for m in reported)
+
+
+def _malformed_lease(lease: Obj) -> None:
+    lease["spec"] = {"holderIdentity": 5, "leaseDurationSeconds": "x", "renewTime": [1]}
+
+
+def _malformed_status(cluster: Obj) -> None:
+    cluster["status"]["capacity"] = "x"
+    cluster["status"]["conditions"].append(7)

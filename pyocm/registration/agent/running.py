@@ -9,14 +9,16 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import copy
 import logging
 import random
 from collections.abc import Coroutine, Mapping
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from pyocm.api import conditions, wellknown
-from pyocm.kube import timefmt
+from pyocm.api import conditions, shapes, wellknown
+from pyocm.api import schema as s
+from pyocm.kube import patches, timefmt
 from pyocm.kube.status import ApiError
 from pyocm.pki import keys
 from pyocm.registration.agent import certs, credentials, namespaces
@@ -24,7 +26,7 @@ from pyocm.registration.agent.csrflow import request_certificate
 from pyocm.registration.agent.errors import AgentStopped, Rebootstrap
 from pyocm.registration.agent.labels import LabelPublisher
 from pyocm.registration.agent.status import StatusReporter
-from pyocm.runtime import kinds
+from pyocm.runtime import kinds, malformed
 from pyocm.runtime.client import Api, ApiConnectionError
 from pyocm.runtime.informer import Informer
 from pyocm.runtime.status import set_condition
@@ -36,6 +38,42 @@ Obj = dict[str, Any]
 log = logging.getLogger(__name__)
 LEASE = "managed-cluster-lease"
 SESSION_CONNECTIONS = 2
+DEFAULT_LEASE_SECONDS = 60
+#: coordination.k8s.io/v1 LeaseSpec, for reading a Lease another writer may have stored
+#: with fields of the wrong type (a kube-apiserver types Leases; an old pyocm did not).
+_LEASES = malformed.TypedReader(
+    "Lease",
+    s.kind_root(
+        description="A lease.",
+        spec=s.obj(
+            {
+                "acquireTime": s.string(),
+                "holderIdentity": s.string(),
+                "leaseDurationSeconds": s.int32(),
+                "leaseTransitions": s.int32(),
+                "preferredHolder": s.string(),
+                "renewTime": s.string(),
+                "strategy": s.string(),
+            }
+        ),
+    ),
+)
+
+
+def renewed_lease(lease: Obj, *, now: datetime) -> Obj:
+    """``lease`` with ``renewTime`` set to ``now``, as upstream's lease updater writes it,
+    and without fields of the wrong type: the agent's renewal is what repairs its lease."""
+    renewed = copy.deepcopy(_LEASES.clean(lease))
+    renewed["spec"] = {**shapes.mapping(renewed.get("spec")), "renewTime": _micro(now)}
+    return renewed
+
+
+def lease_seconds(cluster: Obj | None) -> int:
+    """The renewal period: ``leaseDurationSeconds`` if a positive integer, else upstream's 60."""
+    seconds = shapes.mapping((cluster or {}).get("spec")).get("leaseDurationSeconds")
+    if type(seconds) is not int or seconds <= 0:
+        return DEFAULT_LEASE_SECONDS
+    return seconds
 
 
 class Session:
@@ -48,7 +86,11 @@ class Session:
         self.clock = agent.clock
         self.changed = asyncio.Event()  # for the status loop
         self.lease_changed = asyncio.Event()  # for the lease loop
+        #: The cluster as the hub stores it, and as read (fields of the wrong type left out).
+        self.stored: Obj | None = None
         self.cluster: Obj | None = None
+        self.refused: str | None = None
+        self.reader = malformed.managed_clusters()
         self.labels = LabelPublisher(dict(agent.options.labels))
         self.reporter = StatusReporter(
             agent.managed,
@@ -100,7 +142,8 @@ class Session:
         raise Rebootstrap("the bootstrap kubeconfig changed")
 
     def _seen(self, cluster: Obj | None) -> None:
-        self.cluster = cluster
+        self.stored = cluster
+        self.cluster = self.reader.clean(cluster) if cluster is not None else None
         self.changed.set()
         self.lease_changed.set()
 
@@ -114,21 +157,24 @@ class Session:
         await informer.wait_synced()
         while True:
             self.changed.clear()
-            cluster = self.cluster
-            if cluster is None or cluster["metadata"].get("deletionTimestamp"):
+            cluster, stored = self.cluster, self.stored
+            if cluster is None or stored is None or cluster["metadata"].get("deletionTimestamp"):
                 # This hub manages nothing here any more (upstream releases on deletion too).
                 await namespaces.release_namespaces(
                     self.agent.managed, label=self.reporter.namespace_label, keep=set()
                 )
                 raise AgentStopped("deleted")
-            found = (cluster.get("status") or {}).get("conditions") or []
-            accepted = conditions.find(found, wellknown.CLUSTER_HUB_ACCEPTED)
+            accepted = conditions.find(conditions.of(cluster), wellknown.CLUSTER_HUB_ACCEPTED)
             if accepted is not None and accepted.get("reason") == wellknown.REASON_HUB_ADMIN_DENIED:
                 raise AgentStopped("denied")
             try:
-                await self._report_once(cluster)
+                await self._report_once(cluster, stored)
             except ApiError as err:
-                if err.code != 409:  # 409: someone wrote first; the next change brings fresh state
+                if err.code == 422:
+                    self._refused(err)
+                elif (
+                    err.code != 409
+                ):  # 409: someone wrote first; the next change brings fresh state
                     raise _translate(err) from None
             except ApiConnectionError as err:
                 log.warning("agent: %s", err)
@@ -139,7 +185,13 @@ class Session:
                 ),
             )
 
-    async def _report_once(self, cluster: Obj) -> None:
+    def _refused(self, err: ApiError) -> None:
+        """An invalid status is this agent's bug or the hub's: say so once, keep reporting."""
+        if err.message != self.refused:
+            log.warning("agent: the hub refused this cluster's status: %s", err.message)
+        self.refused = err.message
+
+    async def _report_once(self, cluster: Obj, stored: Obj) -> None:
         status = await self.reporter.desired(cluster)
         if status is None:
             self.agent._set_state("waiting for the hub admin to accept")
@@ -151,25 +203,26 @@ class Session:
                 "agent: the hub says this cluster's clock is out of sync; not reporting status"
             )
             return
-        if status != (cluster.get("status") or {}):
+        if status != stored.get("status"):
+            # Against the stored status, so fields of the wrong type (read as absent)
+            # are removed: the status is the agent's to write.
             patch = {
                 "metadata": {"resourceVersion": cluster["metadata"]["resourceVersion"]},
-                "status": status,
+                "status": patches.create_merge_patch(stored.get("status"), status),
             }
-            cluster = await self.api.patch(
+            stored = await self.api.patch(
                 kinds.MANAGED_CLUSTER, self.subject.cluster, patch, subresource="status"
             )
-        await self.labels.publish(self.api, cluster)
+        # Labels go on the object as stored: its spec is not the agent's to repair.
+        await self.labels.publish(self.api, stored)
         available = conditions.is_true(found, wellknown.CLUSTER_AVAILABLE)
         self.agent._set_state("available" if available else "joined")
 
     async def _renew_lease(self) -> None:
         while True:
             cluster = self.cluster or {}
-            seconds = int((cluster.get("spec") or {}).get("leaseDurationSeconds") or 0) or 60
-            if conditions.is_true(
-                (cluster.get("status") or {}).get("conditions"), wellknown.CLUSTER_HUB_ACCEPTED
-            ):
+            seconds = lease_seconds(cluster)
+            if conditions.is_true(conditions.of(cluster), wellknown.CLUSTER_HUB_ACCEPTED):
                 # The renewal schedule outlives the session: a rotated certificate starts
                 # a new one, which need not renew again at once (upstream's lease updater
                 # does not notice rotations either). Monotonic, so that a wall clock
@@ -193,8 +246,7 @@ class Session:
         """Return when the cluster's leaseDurationSeconds is no longer ``seconds``."""
         while True:
             self.lease_changed.clear()
-            spec = (self.cluster or {}).get("spec") or {}
-            if (int(spec.get("leaseDurationSeconds") or 0) or 60) != seconds:
+            if lease_seconds(self.cluster) != seconds:
                 return
             await self.lease_changed.wait()
 
@@ -202,8 +254,7 @@ class Session:
         """Renew the lease; False when that failed (and the next session should not wait)."""
         try:
             lease = await self.api.get(kinds.LEASE, LEASE, namespace=self.subject.cluster)
-            lease.setdefault("spec", {})["renewTime"] = _micro(self.clock.now())
-            await self.api.update(kinds.LEASE, lease)
+            await self.api.update(kinds.LEASE, renewed_lease(lease, now=self.clock.now()))
             return True
         except ApiError as err:
             if err.code == 401:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from pyocm.api import conditions, wellknown
+from pyocm.api import conditions, shapes, wellknown
 from pyocm.kube import quantity
 from pyocm.registration.agent.managed import ManagedSide
 from pyocm.registration.agent.namespaces import apply_namespaces
@@ -38,20 +38,28 @@ class ClaimOptions:
 
 def sum_resources(nodes: Iterable[Obj], field: str) -> dict[str, str]:
     totals: dict[str, list[quantity.Quantity]] = {}
-    for node in nodes:
-        for name, value in ((node.get("status") or {}).get(field) or {}).items():
-            totals.setdefault(name, []).append(quantity.parse_quantity(str(value)))
+    for node in shapes.objects(list(nodes)):
+        for name, value in shapes.mapping(shapes.mapping(node.get("status")).get(field)).items():
+            try:
+                parsed = quantity.parse_quantity(str(value))
+            except ValueError:
+                continue  # not a quantity: one node's odd figure must not stop the report
+            totals.setdefault(name, []).append(parsed)
     return {name: str(quantity.sum_quantities(values)) for name, values in sorted(totals.items())}
 
 
 def select_claims(claims: Iterable[Obj], options: ClaimOptions) -> tuple[list[Obj], int]:
     """Reserved claims by name, then custom ones by name up to the cap; and how many were cut."""
     reserved, custom = [], []
-    for claim in claims:
-        meta = claim.get("metadata") or {}
-        if wellknown.SPOKE_ONLY_LABEL in (meta.get("labels") or {}):
+    for claim in shapes.objects(list(claims)):
+        meta = shapes.mapping(claim.get("metadata"))
+        spec = claim.get("spec", {})
+        value = spec.get("value", "") if isinstance(spec, dict) else None
+        if wellknown.SPOKE_ONLY_LABEL in shapes.mapping(meta.get("labels")):
             continue
-        item = {"name": meta.get("name"), "value": (claim.get("spec") or {}).get("value", "")}
+        if not isinstance(value, str):
+            continue  # the hub would refuse the whole status for one ill-typed claim
+        item = {"name": meta.get("name"), "value": value}
         name = str(item["name"])
         if name in RESERVED_CLAIMS or any(name.endswith(s) for s in options.reserved_suffixes):
             reserved.append(item)
@@ -79,8 +87,10 @@ class StatusReporter:
 
     async def desired(self, cluster: Obj) -> Obj | None:
         """The new status, or None when the cluster is not accepted (nothing to report yet)."""
-        status = copy.deepcopy(cluster.get("status") or {})
-        found: list[Obj] = status.setdefault("conditions", [])
+        # The session reads the cluster through its schema; a status or list of the wrong
+        # type still reads as empty here, so a report writes them well formed.
+        status = copy.deepcopy(shapes.mapping(cluster.get("status")))
+        found = status["conditions"] = conditions.of({"status": status})
         if not conditions.is_true(found, wellknown.CLUSTER_HUB_ACCEPTED):
             return None
         now = self.clock.now()
@@ -124,15 +134,23 @@ class StatusReporter:
         nodes = await self.managed.nodes()
         status["version"] = {"kubernetes": await self.managed.version()}
         capacity = sum_resources(nodes, "capacity")
-        status["capacity"] = {**(status.get("capacity") or {}), **capacity}
-        schedulable = [n for n in nodes if not (n.get("spec") or {}).get("unschedulable")]
+        status["capacity"] = {**shapes.mapping(status.get("capacity")), **capacity}
+        schedulable = [
+            n
+            for n in shapes.objects(nodes)
+            if not shapes.mapping(n.get("spec")).get("unschedulable")
+        ]
         status["allocatable"] = sum_resources(schedulable, "allocatable")
         claims, self.truncated = select_claims(await self.managed.claims(), self.claim_options)
         status["clusterClaims"] = claims
         status["managedNamespaces"] = await apply_namespaces(
             self.managed,
             label=self.namespace_label,
-            entries=status.get("managedNamespaces") or [],
+            entries=[
+                e
+                for e in shapes.objects(status.get("managedNamespaces"))
+                if isinstance(e.get("name"), str)
+            ],
             now=now,
         )
         return status
