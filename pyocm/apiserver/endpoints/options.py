@@ -157,7 +157,7 @@ def _timeout(raw: str | None) -> int | None:
         raise status.bad_request(
             f'timeoutSeconds: Invalid value: "{raw}": must be an integer'
         ) from None
-    return max(value, 0)
+    return value  # negative: the watch's deadline has already passed, as in kube
 
 
 async def wait_for_revision(state: ServerState, info: ResourceInfo, revision: int) -> None:

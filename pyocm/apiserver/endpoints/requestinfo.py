@@ -15,15 +15,14 @@ from dataclasses import dataclass
 from pyocm.kube import selectors
 
 _NAMESPACE_SUBRESOURCES = frozenset({"status", "finalize"})
-_FALSE = frozenset({"0", "f", "false", "n", "no"})
 
 
 def truthy(value: str | None) -> bool:
-    """apimachinery boolean query parameters: anything but 0/f/false/n/no is true;
-    a parameter present without a value is true."""
+    """apimachinery boolean query parameters (``Convert_Slice_string_To_bool``): only
+    "0" and "false" in any case are false; any other value, empty included, is true."""
     if value is None:
         return False
-    return value.strip().lower() not in _FALSE
+    return value != "0" and value.lower() != "false"
 
 
 @dataclass(frozen=True)

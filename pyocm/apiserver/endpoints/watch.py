@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import random
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING
 
@@ -26,9 +27,18 @@ from pyocm.apiserver.state import ServerState
 if TYPE_CHECKING:
     from pyocm.apiserver.endpoints.resources import Target
 
-#: Without timeoutSeconds a watch still ends eventually, like kube-apiserver's
-#: --min-request-timeout spread (clients re-watch from their last resourceVersion).
+#: Without timeoutSeconds (or with 0) a watch still ends eventually: kube-apiserver picks
+#: a random time between --min-request-timeout (1800 s) and twice that, so re-watches
+#: (from the last resourceVersion) spread out.
 DEFAULT_TIMEOUT = 1800
+
+
+def watch_timeout(requested: int | None) -> float:
+    """Seconds the watch lasts: kube's ``timeout == 0`` rule, and a negative timeout ends
+    it at once (its deadline has passed)."""
+    if not requested:
+        return DEFAULT_TIMEOUT * (1.0 + random.random())
+    return float(max(requested, 0))
 
 
 async def serve(request: web.Request, state: ServerState, target: Target) -> web.StreamResponse:
@@ -48,7 +58,7 @@ async def serve(request: web.Request, state: ServerState, target: Target) -> web
     response = web.StreamResponse(status=200, headers={"Content-Type": "application/json"})
     response.enable_chunked_encoding()
     await response.prepare(request)
-    timeout = opts.timeout_seconds if opts.timeout_seconds is not None else DEFAULT_TIMEOUT
+    timeout = watch_timeout(opts.timeout_seconds)
     # A bookmark carries how far the store went, not the last revision sent: an agent
     # watching its own cluster resumes from a recent revision, and the store replays
     # seconds of history for it rather than the whole window.
@@ -89,7 +99,7 @@ async def _pump(
     events: AsyncIterator[watching.WatchEvent],
     progress: _Progress,
     *,
-    timeout: int,
+    timeout: float,
     bookmarks: bool,
     shape: responses.Shape,
 ) -> None:
@@ -101,7 +111,7 @@ async def _pump(
     both are whole chunks (one ``writelines`` each), so they never interleave inside a line.
     """
     loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout if timeout > 0 else None
+    deadline = loop.time() + timeout
     forwarder = asyncio.create_task(
         _forward(response, events, progress, bookmarks=bookmarks, shape=shape)
     )
@@ -113,10 +123,9 @@ async def _pump(
             # A bookmark is due an interval after the last line of any kind, so a quiet
             # watch is never silent for longer than that.
             wait = progress.written_at + interval - now
-            if deadline is not None:
-                if deadline <= now:
-                    return
-                wait = min(wait, deadline - now)
+            if deadline <= now:
+                return
+            wait = min(wait, deadline - now)
             if wait > 0:
                 done, _ = await asyncio.wait(
                     {forwarder, stopping}, timeout=wait, return_when=asyncio.FIRST_COMPLETED
