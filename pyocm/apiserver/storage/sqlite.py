@@ -205,10 +205,11 @@ class SqliteLog:
         """Say "disk full" with the path and the remedy (this is what an operator reads
         when the hub will not start); otherwise only the error code."""
         if _disk_full(self.path, exc):
+            path = self.path.resolve()  # as the operator knows it: no "//", no links
             return errors.Unavailable(
-                f"cannot open the sqlite database {self.path}: the disk is full"
+                f"cannot open the sqlite database {path}: the disk is full"
                 f" ({_code(exc)}); free space on the filesystem holding"
-                f" {self.path.parent}, then start again"
+                f" {path.parent}, then start again"
             )
         return _unavailable(what, exc)
 
@@ -404,7 +405,7 @@ def _free_bytes(folder: Path) -> int:
 def _refuse_empty(path: Path) -> None:
     if path.stat().st_size == 0:
         raise errors.Unavailable(
-            f"the sqlite database {path} is empty (0 bytes) although it exists: it was"
+            f"the sqlite database {path.resolve()} is empty (0 bytes) although it exists: it was"
             " truncated or replaced, and starting would serve none of the stored objects;"
             " restore it from a backup, or remove it to start with an empty store"
         )
