@@ -582,3 +582,10 @@ def _malformed_lease(lease: Obj) -> None:
 def _malformed_status(cluster: Obj) -> None:
     cluster["status"]["capacity"] = "x"
     cluster["status"]["conditions"].append(7)
+
+
+@pytest.mark.parametrize("status", ["x", {"clusterClaims": "x"}, {"clusterClaims": [1, None]}])
+def test_joining_agent_reads_a_malformed_clusters_claims_as_none(status: Any) -> None:
+    from pyocm.registration.agent.agent import ID_CLAIM, _claim
+
+    assert _claim(_cluster("c", status=status), ID_CLAIM) is None

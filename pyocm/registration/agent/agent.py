@@ -24,6 +24,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from pyocm.api import shapes
 from pyocm.kube import names
 from pyocm.kube.status import ApiError
 from pyocm.pki import keys
@@ -294,7 +295,8 @@ def _key(pem: bytes | None) -> keys.PrivateKey:
 
 
 def _claim(cluster: Obj, name: str) -> str | None:
-    for claim in (cluster.get("status") or {}).get("clusterClaims") or []:
+    # Another writer may have stored the status with any types: those read as no claim.
+    for claim in shapes.objects(shapes.mapping(cluster.get("status")).get("clusterClaims")):
         if claim.get("name") == name:
             return str(claim.get("value"))
     return None

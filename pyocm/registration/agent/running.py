@@ -89,7 +89,6 @@ class Session:
         #: The cluster as the hub stores it, and as read (fields of the wrong type left out).
         self.stored: Obj | None = None
         self.cluster: Obj | None = None
-        self.refused: str | None = None
         self.reader = malformed.managed_clusters()
         self.labels = LabelPublisher(dict(agent.options.labels))
         self.reporter = StatusReporter(
@@ -170,11 +169,7 @@ class Session:
             try:
                 await self._report_once(cluster, stored)
             except ApiError as err:
-                if err.code == 422:
-                    self._refused(err)
-                elif (
-                    err.code != 409
-                ):  # 409: someone wrote first; the next change brings fresh state
+                if err.code != 409:  # 409: someone wrote first; the next change brings fresh state
                     raise _translate(err) from None
             except ApiConnectionError as err:
                 log.warning("agent: %s", err)
@@ -184,12 +179,6 @@ class Session:
                     self.reporter.retry_after or self.agent.options.healthcheck_period
                 ),
             )
-
-    def _refused(self, err: ApiError) -> None:
-        """An invalid status is this agent's bug or the hub's: say so once, keep reporting."""
-        if err.message != self.refused:
-            log.warning("agent: the hub refused this cluster's status: %s", err.message)
-        self.refused = err.message
 
     async def _report_once(self, cluster: Obj, stored: Obj) -> None:
         status = await self.reporter.desired(cluster)
