@@ -94,5 +94,10 @@ def _apply(content_type: str, current: Obj, document: Any, schema: smp.Schema | 
 
 
 def _patch_error(code: int, message: str) -> status.ApiError:
-    reason = {400: "BadRequest", 413: "RequestEntityTooLarge"}.get(code, "Invalid")
-    return status.ApiError(code=code, reason=reason, message=message)
+    """A patch that cannot apply is the client's error: 400 or 413 where kube-apiserver
+    says so, else 422, including where apimachinery lets a strategic merge error through
+    as a 500 (a server error would blame the hub for a bad patch)."""
+    if code in (400, 413):
+        reason = "BadRequest" if code == 400 else "RequestEntityTooLarge"
+        return status.ApiError(code=code, reason=reason, message=message)
+    return status.ApiError(code=422, reason="Invalid", message=message)
