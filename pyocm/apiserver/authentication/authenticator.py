@@ -4,6 +4,12 @@ Order as kube-apiserver: a verified TLS client certificate wins (CN is the user,
 group); otherwise a bearer token must be a valid bootstrap token or service-account
 token, and a presented but invalid credential is 401, never anonymous. Every
 authenticated user is in ``system:authenticated``.
+
+Tokens are good for audiences: the API's own (kube-apiserver's ``--api-audiences``, which
+defaults to the service-account issuer) unless a TokenReview asks about others. A
+service-account token must name one of them; a bootstrap token is good for the API's
+only. A token bound to a Secret, Pod or Node dies with that object, as kube's
+``serviceaccount.validator`` decides.
 """
 
 from __future__ import annotations
@@ -11,6 +17,7 @@ from __future__ import annotations
 import base64
 import hmac
 import re
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -26,10 +33,20 @@ BOOTSTRAP_GROUP = "system:bootstrappers"
 
 
 class Authenticator:
-    def __init__(self, *, backend: Backend, sa_public_key: Any, issuer: str) -> None:
+    def __init__(
+        self,
+        *,
+        backend: Backend,
+        sa_public_key: Any,
+        issuer: str,
+        api_audiences: Sequence[str] = (),
+    ) -> None:
         self._backend = backend
         self._sa_public_key = sa_public_key
         self._issuer = issuer
+        #: What a token must be good for to authenticate a request to this server;
+        #: TokenRequests that name no audience get these.
+        self.api_audiences: tuple[str, ...] = tuple(api_audiences) or (issuer,)
 
     async def authenticate(
         self, *, peercert: dict[str, Any] | None, authorization: str | None
@@ -47,14 +64,25 @@ class Authenticator:
         return None
 
     async def authenticate_token(self, token: str) -> users.UserInfo:
+        """The user of a bearer token presented to this server. Raises 401."""
+        user, _ = await self.review_token(token, audiences=self.api_audiences)
+        return user
+
+    async def review_token(
+        self, token: str, *, audiences: Sequence[str]
+    ) -> tuple[users.UserInfo, tuple[str, ...]]:
+        """The token's user and which of ``audiences`` it is good for (at least one,
+        in the order given). Raises 401."""
         match = _BOOTSTRAP_TOKEN.match(token)
         if match:
             found = await self._bootstrap(match.group(1), match.group(2))
-            if found is not None:
-                return found
-            raise status.unauthorized()
+            # Bootstrap tokens carry no audience: they are good for the API's only.
+            shared = _shared(audiences, self.api_audiences)
+            if found is None or not shared:
+                raise status.unauthorized()
+            return found, shared
         if token.count(".") == 2:
-            return await self._service_account(token)
+            return await self._service_account(token, audiences)
         raise status.unauthorized()
 
     async def _bootstrap(self, token_id: str, secret: str) -> users.UserInfo | None:
@@ -86,29 +114,66 @@ class Authenticator:
         groups = (BOOTSTRAP_GROUP, *extra, users.AUTHENTICATED)
         return users.UserInfo(name=f"system:bootstrap:{token_id}", groups=groups)
 
-    async def _service_account(self, token: str) -> users.UserInfo:
+    async def _service_account(
+        self, token: str, audiences: Sequence[str]
+    ) -> tuple[users.UserInfo, tuple[str, ...]]:
+        now = datetime.now(UTC)
         try:
             claims = jwt.verify_token(
-                self._sa_public_key, token, issuer=self._issuer, now=datetime.now(UTC)
+                self._sa_public_key, token, issuer=self._issuer, now=now, audiences=audiences
             )
         except jwt.TokenError:
             raise status.unauthorized() from None
-        name = claims.service_account_name
-        kv = await self._backend.get(f"/registry/core/serviceaccounts/{claims.namespace}/{name}")
-        if (
-            kv is None
-            or codec.decode(kv).get("metadata", {}).get("uid") != claims.service_account_uid
+        namespace, name = claims.namespace, claims.service_account_name
+        account = f"/registry/core/serviceaccounts/{namespace}/{name}"
+        if not await self._current(account, uid=claims.service_account_uid, now=now):
+            raise status.unauthorized()
+        bound = claims.bound_object
+        if bound is not None and not await self._current(
+            _bound_key(bound, namespace), uid=bound.uid, now=now
         ):
             raise status.unauthorized()
-        return users.UserInfo(
-            name=jwt.service_account_username(claims.namespace, name),
+        user = users.UserInfo(
+            name=jwt.service_account_username(namespace, name),
             groups=(
                 "system:serviceaccounts",
-                f"system:serviceaccounts:{claims.namespace}",
+                f"system:serviceaccounts:{namespace}",
                 users.AUTHENTICATED,
             ),
             uid=claims.service_account_uid,
         )
+        return user, _shared(audiences, claims.audiences)
+
+    async def _current(self, key: str, *, uid: str, now: datetime) -> bool:
+        """Whether the object at ``key`` is still the one with ``uid``. As kube, an object
+        whose deletion began more than the token leeway ago counts as gone, so deleting
+        an object with finalizers ends its tokens without waiting for the finalizers."""
+        kv = await self._backend.get(key)
+        if kv is None:
+            return False
+        metadata = codec.decode(kv).get("metadata") or {}
+        if metadata.get("uid") != uid:
+            return False
+        deleted = metadata.get("deletionTimestamp")
+        if not deleted:
+            return True
+        try:
+            return timefmt.parse_time(str(deleted)) >= now - jwt.LEEWAY
+        except ValueError:
+            return False
+
+
+def _bound_key(bound: jwt.BoundObject, namespace: str) -> str:
+    """Where the object a token is bound to is stored (Pods are never: the hub serves
+    none, and such a token cannot be issued here)."""
+    if bound.kind == "Node":
+        return f"/registry/core/nodes/{bound.name}"
+    return f"/registry/core/{bound.kind.lower()}s/{namespace}/{bound.name}"
+
+
+def _shared(wanted: Sequence[str], offered: Sequence[str]) -> tuple[str, ...]:
+    """The audiences in ``wanted`` that ``offered`` has, in ``wanted``'s order."""
+    return tuple(audience for audience in wanted if audience in offered)
 
 
 def _b64(value: Any) -> str:

@@ -136,11 +136,13 @@ async def _token(state: ServerState, spec: Obj) -> Obj:
             name="",
             errors=[status.required("spec.token")],
         )
+    # As kube: the token must be good for one of the audiences asked about (by default
+    # the API's), and the answer names those it is good for.
+    audiences = [str(a) for a in spec.get("audiences") or []]
     try:
-        user = await state.authenticator.authenticate_token(token)
+        user, shared = await state.authenticator.review_token(
+            token, audiences=audiences or state.authenticator.api_audiences
+        )
     except status.ApiError:
         return {"authenticated": False, "user": {}, "error": "invalid bearer token"}
-    out: Obj = {"authenticated": True, "user": user.to_review()}
-    if spec.get("audiences"):
-        out["audiences"] = list(spec["audiences"])
-    return out
+    return {"authenticated": True, "user": user.to_review(), "audiences": list(shared)}
