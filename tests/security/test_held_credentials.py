@@ -103,6 +103,26 @@ async def test_a_bad_client_certificate_is_never_served(
         await caller.close()
 
 
+@pytest.mark.parametrize("case", ["expired", "not yet valid"])
+async def test_an_out_of_date_certificate_gets_401_not_a_reset_handshake(
+    hub: HubProcess, tmp_path: Path, case: str
+) -> None:
+    """As kube-apiserver's x509 authenticator: the hub's CA signed it, so the handshake
+    completes and the answer says Unauthorized (an agent can tell it must bootstrap
+    again, where a reset only says EOF)."""
+    cert, key = _bad_certificate(hub, case)
+    caller = Caller(hub, cert=_write(tmp_path, "old", cert, key))
+    try:
+        for path in (SECRETS, CLUSTER_INFO, "/version"):
+            code, body = await caller.request("GET", path)
+            if path == "/version":
+                assert code == 401, (path, code, body)
+            else:
+                assert is_unauthorized(code, body), (path, code, body)
+    finally:
+        await caller.close()
+
+
 async def test_a_good_certificate_from_the_hub_ca_authenticates(
     hub: HubProcess, tmp_path: Path
 ) -> None:

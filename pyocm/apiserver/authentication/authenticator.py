@@ -15,8 +15,11 @@ only. A token bound to a Secret, Pod or Node dies with that object, as kube's
 from __future__ import annotations
 
 import base64
+import functools
 import hmac
 import re
+import ssl
+import time
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
@@ -52,15 +55,23 @@ class Authenticator:
         self, *, peercert: dict[str, Any] | None, authorization: str | None
     ) -> users.UserInfo | None:
         """The user, or None for an anonymous request. Raises 401 for a bad credential."""
+        out_of_date = False
         if peercert:
-            identity = _from_peercert(peercert)
-            if identity is not None:
-                return identity
+            if within_validity(peercert, now=time.time()):
+                identity = _from_peercert(peercert)
+                if identity is not None:
+                    return identity
+            else:
+                out_of_date = True
         if authorization:
             scheme, _, token = authorization.partition(" ")
             if scheme.lower() != "bearer" or not token.strip():
                 raise status.unauthorized()
             return await self.authenticate_token(token.strip())
+        if out_of_date:
+            # As kube's union of authenticators: a token may still authenticate the
+            # request, but a certificate that failed is never taken for anonymous.
+            raise status.unauthorized()
         return None
 
     async def authenticate_token(self, token: str) -> users.UserInfo:
@@ -183,9 +194,29 @@ def _b64(value: Any) -> str:
         return ""
 
 
+def within_validity(cert: dict[str, Any], *, now: float) -> bool:
+    """Whether ``now`` is inside the certificate's NotBefore..NotAfter window. The TLS
+    layer verifies the chain but not the window (``X509_V_FLAG_NO_CHECK_TIME``), so that
+    an out-of-date certificate gets a 401 rather than a reset handshake."""
+    try:
+        not_before = _cert_time(cert["notBefore"])
+        not_after = _cert_time(cert["notAfter"])
+    except (KeyError, ValueError):
+        return False
+    return not_before <= now <= not_after
+
+
+@functools.lru_cache(maxsize=4096)
+def _cert_time(text: str) -> float:
+    """Seconds of ``getpeercert()``'s time text; remembered, since a fleet's agents send
+    thousands of requests with a few thousand certificates."""
+    return float(ssl.cert_time_to_seconds(text))
+
+
 def _from_peercert(cert: dict[str, Any]) -> users.UserInfo | None:
     """User and groups from ``SSLSocket.getpeercert()``'s subject (the TLS layer has
-    already verified the chain and the validity window against the client CA)."""
+    already verified the chain against the client CA, and ``within_validity`` the
+    window)."""
     common_name = ""
     groups: list[str] = []
     for rdn in cert.get("subject", ()):
