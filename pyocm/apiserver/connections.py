@@ -34,6 +34,7 @@ from typing import Any
 
 from aiohttp import web
 
+from pyocm.apiserver.authentication.authenticator import ClientCertificate, client_certificate
 from pyocm.apiserver.config import ServerConfig
 
 log = logging.getLogger("pyocm.apiserver")
@@ -248,7 +249,15 @@ class Listener:
 class GuardedHandler(web.RequestHandler):
     """aiohttp's handler with one timer for connections that never authenticated."""
 
-    __slots__ = ("_connection", "_guard", "_guard_at", "_limits", "_listener")
+    __slots__ = (
+        "_certificate",
+        "_certificate_read",
+        "_connection",
+        "_guard",
+        "_guard_at",
+        "_limits",
+        "_listener",
+    )
 
     def __init__(
         self,
@@ -265,6 +274,8 @@ class GuardedHandler(web.RequestHandler):
         self._limits = limits
         self._guard: asyncio.TimerHandle | None = None
         self._guard_at = 0.0
+        self._certificate: ClientCertificate | None = None
+        self._certificate_read = False
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         super().connection_made(transport)
@@ -274,6 +285,14 @@ class GuardedHandler(web.RequestHandler):
         super().connection_lost(exc)
         self._disarm()
         self._listener.release(self._connection)
+
+    def certificate(self) -> ClientCertificate | None:
+        """The client certificate, read once: it cannot change within a connection (the
+        hub allows no renegotiation), and reading it costs a decode of the certificate."""
+        if not self._certificate_read:
+            self._certificate = _read_certificate(self.transport)
+            self._certificate_read = True
+        return self._certificate
 
     def authenticated(self) -> None:
         """A request carried a valid credential: the connection is trusted from now on."""
@@ -327,6 +346,18 @@ class GuardedHandler(web.RequestHandler):
             if self.transport is not None:
                 self.transport.abort()
             self.force_close()
+
+
+def _read_certificate(transport: asyncio.BaseTransport | None) -> ClientCertificate | None:
+    return client_certificate(transport.get_extra_info("peercert") if transport else None)
+
+
+def certificate(request: web.BaseRequest) -> ClientCertificate | None:
+    """The request's client certificate, as its connection first read it."""
+    handler = request.protocol
+    if isinstance(handler, GuardedHandler):
+        return handler.certificate()
+    return _read_certificate(request.transport)
 
 
 def authenticated(request: web.BaseRequest) -> None:

@@ -15,12 +15,13 @@ only. A token bound to a Secret, Pod or Node dies with that object, as kube's
 from __future__ import annotations
 
 import base64
-import functools
 import hmac
+import math
 import re
 import ssl
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
@@ -52,15 +53,14 @@ class Authenticator:
         self.api_audiences: tuple[str, ...] = tuple(api_audiences) or (issuer,)
 
     async def authenticate(
-        self, *, peercert: dict[str, Any] | None, authorization: str | None
+        self, *, certificate: ClientCertificate | None, authorization: str | None
     ) -> users.UserInfo | None:
         """The user, or None for an anonymous request. Raises 401 for a bad credential."""
         out_of_date = False
-        if peercert:
-            if within_validity(peercert, now=time.time()):
-                identity = _from_peercert(peercert)
-                if identity is not None:
-                    return identity
+        if certificate is not None:
+            if certificate.valid_at(time.time()):
+                if certificate.user is not None:
+                    return certificate.user
             else:
                 out_of_date = True
         if authorization:
@@ -194,29 +194,37 @@ def _b64(value: Any) -> str:
         return ""
 
 
-def within_validity(cert: dict[str, Any], *, now: float) -> bool:
-    """Whether ``now`` is inside the certificate's NotBefore..NotAfter window. The TLS
-    layer verifies the chain but not the window (``X509_V_FLAG_NO_CHECK_TIME``), so that
-    an out-of-date certificate gets a 401 rather than a reset handshake."""
+@dataclass(frozen=True, slots=True)
+class ClientCertificate:
+    """What a connection's client certificate says, read once per connection (the TLS
+    layer verified its chain against the client CA, but not its validity window:
+    ``X509_V_FLAG_NO_CHECK_TIME``, so that an out-of-date certificate gets a 401 rather
+    than a reset handshake)."""
+
+    user: users.UserInfo | None  # None: the certificate names no user (no CN)
+    not_before: float
+    not_after: float
+
+    def valid_at(self, now: float) -> bool:
+        return self.not_before <= now <= self.not_after
+
+
+def client_certificate(peercert: dict[str, Any] | None) -> ClientCertificate | None:
+    """The verified certificate ``SSLObject.getpeercert()`` gives, or None without one."""
+    if not peercert:
+        return None
     try:
-        not_before = _cert_time(cert["notBefore"])
-        not_after = _cert_time(cert["notAfter"])
+        not_before = float(ssl.cert_time_to_seconds(peercert["notBefore"]))
+        not_after = float(ssl.cert_time_to_seconds(peercert["notAfter"]))
     except (KeyError, ValueError):
-        return False
-    return not_before <= now <= not_after
-
-
-@functools.lru_cache(maxsize=4096)
-def _cert_time(text: str) -> float:
-    """Seconds of ``getpeercert()``'s time text; remembered, since a fleet's agents send
-    thousands of requests with a few thousand certificates."""
-    return float(ssl.cert_time_to_seconds(text))
+        not_before, not_after = math.inf, -math.inf  # a window nobody is inside
+    return ClientCertificate(
+        user=_from_peercert(peercert), not_before=not_before, not_after=not_after
+    )
 
 
 def _from_peercert(cert: dict[str, Any]) -> users.UserInfo | None:
-    """User and groups from ``SSLSocket.getpeercert()``'s subject (the TLS layer has
-    already verified the chain against the client CA, and ``within_validity`` the
-    window)."""
+    """User and groups from ``SSLSocket.getpeercert()``'s subject."""
     common_name = ""
     groups: list[str] = []
     for rdn in cert.get("subject", ()):

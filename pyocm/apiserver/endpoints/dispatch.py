@@ -115,7 +115,7 @@ async def _handle(
     started: float,
 ) -> web.StreamResponse:
     user = await state.authenticator.authenticate(
-        peercert=request.transport.get_extra_info("peercert") if request.transport else None,
+        certificate=connections.certificate(request),
         authorization=request.headers.get("Authorization"),
     )
     if user is None:
