@@ -3,10 +3,10 @@ and ``pyocm up`` run. Each feature adds its controllers here; none imports anoth
 
 from __future__ import annotations
 
+from pyocm.base.clock import Clock
 from pyocm.clustersets.controllers import add_clusterset_controllers
 from pyocm.registration.hub.manager import HubOptions, build_hub_manager
 from pyocm.runtime.client import Api
-from pyocm.runtime.clock import Clock
 from pyocm.runtime.events import Recorder
 from pyocm.runtime.manager import Manager
 

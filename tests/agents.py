@@ -14,6 +14,7 @@ from typing import Any
 import yaml
 
 from pyocm.api import conditions, wellknown
+from pyocm.base.clock import Clock
 from pyocm.local.embedded import EmbeddedCluster
 from pyocm.pki.kubeconfig import build_kubeconfig
 from pyocm.registration import bootstraptoken
@@ -21,7 +22,6 @@ from pyocm.registration.agent.agent import AgentOptions, RegistrationAgent
 from pyocm.registration.agent.managed import AGENT_NAMESPACE, KubeManagedSide
 from pyocm.runtime import kinds
 from pyocm.runtime.client import Api
-from pyocm.runtime.clock import Clock
 from pyocm.testing import HubProcess
 from tests.support import eventually
 

@@ -13,13 +13,13 @@ import copy
 from typing import Any
 
 from pyocm.api import shapes, wellknown
+from pyocm.base.clock import Clock
 from pyocm.clustersets.membership import SelectorError, count_members
 from pyocm.clustersets.namespaces import ManagedNamespacesController, may_change, set_may_change
 from pyocm.kube.status import ApiError
 from pyocm.runtime import kinds, malformed
 from pyocm.runtime.cache import key_of
 from pyocm.runtime.client import Api
-from pyocm.runtime.clock import Clock
 from pyocm.runtime.controller import Result
 from pyocm.runtime.events import Recorder
 from pyocm.runtime.informer import Change, Informer

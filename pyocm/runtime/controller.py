@@ -15,11 +15,11 @@ from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from pyocm.base.clock import Clock, RealClock
+from pyocm.base.queue import ShutDown, WorkQueue
 from pyocm.kube.status import ApiError
 from pyocm.runtime.cache import key_of
-from pyocm.runtime.clock import Clock, RealClock
 from pyocm.runtime.informer import Change, Informer
-from pyocm.runtime.queue import ShutDown, WorkQueue
 
 Obj = dict[str, Any]
 log = logging.getLogger(__name__)

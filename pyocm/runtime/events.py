@@ -9,11 +9,11 @@ import logging
 import secrets
 from typing import Any, Literal
 
+from pyocm.base.clock import Clock, RealClock
 from pyocm.kube import timefmt
 from pyocm.kube.status import ApiError
 from pyocm.runtime import kinds
 from pyocm.runtime.client import Api, ApiConnectionError
-from pyocm.runtime.clock import Clock, RealClock
 
 Obj = dict[str, Any]
 log = logging.getLogger(__name__)

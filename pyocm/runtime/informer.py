@@ -21,10 +21,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from pyocm.base.clock import Clock, RealClock
 from pyocm.kube.status import ApiError
 from pyocm.runtime.cache import Store, key_of
 from pyocm.runtime.client import Api, ApiConnectionError
-from pyocm.runtime.clock import Clock, RealClock
 from pyocm.runtime.kinds import Kind
 
 Obj = dict[str, Any]

@@ -15,11 +15,11 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from pyocm.base.clock import Clock, RealClock
 from pyocm.kube import timefmt
 from pyocm.kube.status import ApiError
 from pyocm.runtime import kinds
 from pyocm.runtime.client import Api, ApiConnectionError
-from pyocm.runtime.clock import Clock, RealClock
 
 Obj = dict[str, Any]
 log = logging.getLogger(__name__)

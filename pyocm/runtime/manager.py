@@ -13,8 +13,8 @@ import logging
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 
+from pyocm.base.clock import Clock, RealClock
 from pyocm.runtime.client import Api
-from pyocm.runtime.clock import Clock, RealClock
 from pyocm.runtime.controller import Controller
 from pyocm.runtime.informer import Informer
 from pyocm.runtime.kinds import Kind

@@ -12,8 +12,8 @@ import copy
 from typing import Any
 
 from pyocm.api import conditions
+from pyocm.base.clock import Clock
 from pyocm.runtime.client import Api
-from pyocm.runtime.clock import Clock
 from pyocm.runtime.kinds import Kind
 
 Obj = dict[str, Any]

@@ -13,6 +13,7 @@ import pytest
 import yaml
 
 from pyocm.api import wellknown
+from pyocm.base.clock import FakeClock
 from pyocm.kube.status import ApiError
 from pyocm.pki.keys import generate_private_key
 from pyocm.registration.agent import certs
@@ -20,7 +21,6 @@ from pyocm.registration.agent.agent import AgentOptions, RegistrationAgent
 from pyocm.registration.agent.managed import AGENT_NAMESPACE, KubeManagedSide
 from pyocm.runtime import kinds
 from pyocm.runtime.client import Api
-from pyocm.runtime.clock import FakeClock
 from pyocm.testing import HubProcess
 from tests.agents import (
     agent_api,

@@ -205,8 +205,8 @@ async def test_a_malformed_revision_is_reported_once_then_again_at_the_next(
 async def test_lease_controller_copes_with_a_malformed_status(status: Any, unique: str) -> None:
     from typing import cast
 
+    from pyocm.base.clock import FakeClock
     from pyocm.registration.hub.lease import LeaseController
-    from pyocm.runtime.clock import FakeClock
 
     fakes = _Hub({unique: _cluster(unique, status=status)})
     controller = LeaseController(
@@ -226,8 +226,8 @@ async def test_managed_cluster_controller_accepts_only_a_real_true(
 ) -> None:
     from typing import cast
 
+    from pyocm.base.clock import FakeClock
     from pyocm.registration.hub.managedcluster import ManagedClusterController
-    from pyocm.runtime.clock import FakeClock
 
     status = {"conditions": "x"}
     fakes = _Hub({unique: _cluster(unique, spec={"hubAcceptsClient": accepts}, status=status)})
@@ -267,8 +267,8 @@ async def test_set_status_controller_copes_with_a_malformed_selector(
 ) -> None:
     from typing import cast
 
+    from pyocm.base.clock import FakeClock
     from pyocm.clustersets.controllers import SetStatusController
-    from pyocm.runtime.clock import FakeClock
 
     sets = _Hub({unique: {"metadata": {"name": unique, "resourceVersion": "1"}, "spec": spec}})
     sets.store = cast(Any, _ListStore(sets.store.objects))
@@ -296,8 +296,8 @@ def _listing(objects: dict[str, Obj]) -> _Hub:
 async def test_binding_controller_copes_with_a_malformed_spec(spec: Any, unique: str) -> None:
     from typing import cast
 
+    from pyocm.base.clock import FakeClock
     from pyocm.clustersets.controllers import BindingController
-    from pyocm.runtime.clock import FakeClock
 
     key = f"ns/{unique}"
     binding = {
@@ -359,8 +359,8 @@ async def test_managed_namespaces_controller_copes_with_malformed_entries(
 async def test_gc_controller_copes_with_a_malformed_status(unique: str) -> None:
     from typing import cast
 
+    from pyocm.base.clock import FakeClock
     from pyocm.registration.hub.gc import GcController
-    from pyocm.runtime.clock import FakeClock
 
     cluster = _cluster(unique, status={"conditions": "x"})
     cluster["metadata"]["deletionTimestamp"] = "2024-01-01T00:00:00Z"
@@ -424,8 +424,8 @@ def test_ill_typed_values_are_left_out_and_named() -> None:
 async def test_agent_status_of_a_malformed_cluster_is_not_reported(status: Any) -> None:
     from typing import cast
 
+    from pyocm.base.clock import FakeClock
     from pyocm.registration.agent.status import ClaimOptions, StatusReporter
-    from pyocm.runtime.clock import FakeClock
     from tests.unit.registration.test_agent_status import LABEL, MemorySide
 
     reporter = StatusReporter(
@@ -439,8 +439,8 @@ async def test_agent_status_replaces_malformed_fields_it_reports() -> None:
     from typing import cast
 
     from pyocm.api import conditions
+    from pyocm.base.clock import FakeClock
     from pyocm.registration.agent.status import ClaimOptions, StatusReporter
-    from pyocm.runtime.clock import FakeClock
     from tests.unit.registration.test_agent_status import LABEL, MemorySide, accepted_cluster
 
     side = MemorySide()

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pyocm.api import shapes
+from pyocm.base.clock import Clock, RealClock
 from pyocm.kube import names
 from pyocm.kube.status import ApiError
 from pyocm.pki import keys
@@ -36,7 +37,6 @@ from pyocm.registration.agent.running import Session
 from pyocm.registration.agent.status import ClaimOptions
 from pyocm.runtime import kinds
 from pyocm.runtime.client import Api, ApiConnectionError
-from pyocm.runtime.clock import Clock, RealClock
 
 Obj = dict[str, Any]
 log = logging.getLogger(__name__)

@@ -17,13 +17,13 @@ from collections.abc import Callable
 from typing import Any, Literal
 
 from pyocm.api import conditions
+from pyocm.base.clock import Clock
 from pyocm.kube.status import ApiError
 from pyocm.pki import keys
 from pyocm.registration.agent import certs
 from pyocm.registration.agent.errors import AgentError
 from pyocm.runtime import kinds
 from pyocm.runtime.client import Api, ApiConnectionError
-from pyocm.runtime.clock import Clock
 
 Obj = dict[str, Any]
 log = logging.getLogger(__name__)

@@ -14,10 +14,10 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from pyocm.api import conditions, shapes, wellknown
+from pyocm.base.clock import Clock
 from pyocm.kube import quantity
 from pyocm.registration.agent.managed import ManagedSide
 from pyocm.registration.agent.namespaces import apply_namespaces
-from pyocm.runtime.clock import Clock
 
 Obj = dict[str, Any]
 FAILURE_THRESHOLD = timedelta(seconds=20)

@@ -12,10 +12,10 @@ from __future__ import annotations
 from typing import Any
 
 from pyocm.api import wellknown
+from pyocm.base.clock import Clock
 from pyocm.kube.status import ApiError
 from pyocm.runtime import kinds, malformed
 from pyocm.runtime.client import Api
-from pyocm.runtime.clock import Clock
 from pyocm.runtime.controller import Result
 from pyocm.runtime.events import Recorder
 from pyocm.runtime.informer import Informer

@@ -13,11 +13,11 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from pyocm.api import conditions, wellknown
+from pyocm.base.clock import Clock
 from pyocm.kube import timefmt
 from pyocm.kube.status import ApiError
 from pyocm.runtime import kinds, malformed
 from pyocm.runtime.client import Api
-from pyocm.runtime.clock import Clock
 from pyocm.runtime.controller import Result
 from pyocm.runtime.events import Recorder
 from pyocm.runtime.informer import Informer

@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from pyocm.api import conditions, wellknown
+from pyocm.base.clock import Clock
 from pyocm.kube import timefmt
 from pyocm.kube.status import ApiError
 from pyocm.registration.hub import rbac
@@ -22,7 +23,6 @@ from pyocm.registration.hub.apply import apply, delete_if_present
 from pyocm.runtime import kinds, malformed
 from pyocm.runtime.cache import Store
 from pyocm.runtime.client import Api
-from pyocm.runtime.clock import Clock
 from pyocm.runtime.controller import Result
 from pyocm.runtime.events import Recorder
 from pyocm.runtime.informer import Informer

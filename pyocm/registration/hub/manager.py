@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pyocm.api import wellknown
+from pyocm.base.clock import Clock, RealClock
 from pyocm.registration.hub import rbac
 from pyocm.registration.hub.apply import apply
 from pyocm.registration.hub.clusterroles import KEY as COMMON_ROLES_KEY
@@ -22,7 +23,6 @@ from pyocm.registration.hub.managedcluster import ManagedClusterController
 from pyocm.registration.hub.taint import TaintController
 from pyocm.runtime import kinds
 from pyocm.runtime.client import Api
-from pyocm.runtime.clock import Clock, RealClock
 from pyocm.runtime.events import Recorder
 from pyocm.runtime.informer import Change
 from pyocm.runtime.kinds import Kind

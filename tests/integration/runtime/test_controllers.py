@@ -8,9 +8,9 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 
 import pytest
 
+from pyocm.base.clock import FakeClock
 from pyocm.runtime import kinds
 from pyocm.runtime.client import Api
-from pyocm.runtime.clock import FakeClock
 from pyocm.runtime.controller import Controller, Result
 from pyocm.runtime.informer import Change, Informer
 from pyocm.runtime.leaderelection import LeaderElector

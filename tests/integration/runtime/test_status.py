@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
+from pyocm.base.clock import FakeClock
 from pyocm.kube.status import ApiError
 from pyocm.runtime import kinds
 from pyocm.runtime.client import Api
-from pyocm.runtime.clock import FakeClock
 from pyocm.runtime.status import add_finalizer, remove_finalizer, set_condition
 
 

@@ -7,6 +7,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from pyocm.api import conditions, wellknown
+from pyocm.base.clock import FakeClock
 from pyocm.kube.status import ApiError
 from pyocm.registration.agent.status import (
     ClaimOptions,
@@ -14,7 +15,6 @@ from pyocm.registration.agent.status import (
     select_claims,
     sum_resources,
 )
-from pyocm.runtime.clock import FakeClock
 
 Obj = dict[str, Any]
 LABEL = "clusterset.open-cluster-management.io/hub"

@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 from collections import deque
 
-from pyocm.runtime.clock import Clock, RealClock
+from pyocm.base.clock import Clock, RealClock
 
 
 class ShutDown(Exception):

@@ -6,8 +6,8 @@ import asyncio
 
 import pytest
 
-from pyocm.runtime.clock import FakeClock
-from pyocm.runtime.queue import ShutDown, WorkQueue
+from pyocm.base.clock import FakeClock
+from pyocm.base.queue import ShutDown, WorkQueue
 
 
 async def test_a_waiting_key_is_queued_once() -> None:

@@ -3,7 +3,7 @@ from __future__ import annotations
 import asyncio
 from datetime import UTC, datetime
 
-from pyocm.runtime.clock import FakeClock, RealClock
+from pyocm.base.clock import FakeClock, RealClock
 
 
 async def test_fake_clock_wakes_sleepers_in_deadline_order() -> None:
