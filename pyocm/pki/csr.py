@@ -61,7 +61,9 @@ def build_csr(
     from pyocm agents look like those from the OCM registration agent.
     """
     attributes = [x509.NameAttribute(NameOID.ORGANIZATION_NAME, o) for o in organizations]
-    attributes.append(x509.NameAttribute(NameOID.COMMON_NAME, common_name))
+    # Unchecked length: Go's builder takes a CN over X.520's 64 characters, and add-on
+    # agents' names (system:open-cluster-management:cluster:<c>:addon:<a>:agent:<x>) are.
+    attributes.append(x509.NameAttribute(NameOID.COMMON_NAME, common_name, _validate=False))
     builder = x509.CertificateSigningRequestBuilder().subject_name(x509.Name(attributes))
     names: list[x509.GeneralName] = [x509.DNSName(name) for name in dns_names]
     names.extend(x509.IPAddress(ipaddress.ip_address(ip)) for ip in ips)

@@ -227,12 +227,11 @@ class RegistrationAgent:
                 await self._ensure_cluster(api, subject)
                 return await request_certificate(
                     api,
-                    subject,
+                    subject.request(expiration_seconds=self.options.expiration_seconds),
                     key,
                     clock=self.clock,
                     poll=self.options.poll,
                     watch=True,
-                    expiration_seconds=self.options.expiration_seconds,
                     on_pending=self._pending,
                 )
             except ApiError as err:

@@ -1,7 +1,11 @@
-"""The agent's client certificate: the subject it must carry, the CSR asking for it, and
-when to ask for a new one.
+"""Client certificates asked for by CSR: what a request carries, and when to ask again.
 
-CSR names are ``<cluster>-<digest>``, the digest covering the subject and the public key
+A :class:`CertificateRequest` holds everything a CSR varies by (subject CN and O, signer,
+usages, DNS names, labels, name prefix), so the cluster agent's certificate and an
+add-on's (``system:open-cluster-management:cluster:<c>:addon:<a>:agent:<agent>``, with
+the kube-apiserver-client signer or a custom one) go through one flow (csrflow.py).
+
+CSR names are ``<prefix><digest>``, the digest covering the subject and the public key
 (mission seed 000): an agent restarted while its request is pending finds its own CSR
 instead of piling up new ones, because the pending key is kept with the identity.
 """
@@ -11,6 +15,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import random
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -24,6 +29,91 @@ PREFIX = "system:open-cluster-management:"
 MANAGED_CLUSTERS_GROUP = "system:open-cluster-management:managed-clusters"
 SIGNER = "kubernetes.io/kube-apiserver-client"
 USAGES = ["digital signature", "key encipherment", "client auth"]
+#: Add-on CSRs carry this label besides the cluster's (ocm-behaviour.md 1.13).
+ADDON_NAME_LABEL = "open-cluster-management.io/addon-name"
+
+
+@dataclass(frozen=True)
+class CertificateRequest:
+    """One client certificate to ask for: the CSR's subject, signer, usages and metadata.
+
+    Equal requests with the same key make the same CSR name, so a restarted requester
+    finds its pending CSR again."""
+
+    common_name: str
+    organizations: tuple[str, ...]
+    name_prefix: str
+    signer: str = SIGNER
+    usages: tuple[str, ...] = tuple(USAGES)
+    labels: tuple[tuple[str, str], ...] = ()
+    dns_names: tuple[str, ...] = ()
+    expiration_seconds: int | None = None
+
+    def csr_name(self, key: keys.PrivateKey) -> str:
+        digest = hashlib.sha256()
+        digest.update(self.common_name.encode())
+        for organization in sorted(self.organizations):
+            digest.update(b"\0" + organization.encode())
+        digest.update(b"\0" + keys.public_key_der(key.public_key()))
+        return f"{self.name_prefix}{digest.hexdigest()[:16]}"
+
+    def csr_object(self, key: keys.PrivateKey) -> dict[str, object]:
+        """The CertificateSigningRequest to create for ``key``."""
+        request = build_csr(
+            key,
+            common_name=self.common_name,
+            organizations=self.organizations,
+            dns_names=self.dns_names,
+        )
+        spec: dict[str, object] = {
+            "request": base64.b64encode(request).decode(),
+            "signerName": self.signer,
+            "usages": list(self.usages),
+        }
+        if self.expiration_seconds:
+            spec["expirationSeconds"] = self.expiration_seconds
+        return {
+            "apiVersion": "certificates.k8s.io/v1",
+            "kind": "CertificateSigningRequest",
+            "metadata": {"name": self.csr_name(key), "labels": dict(self.labels)},
+            "spec": spec,
+        }
+
+    def matches(self, cert: x509.Certificate) -> bool:
+        """Upstream's subject check: CN equal and the O set equal."""
+        return common_name(cert.subject) == self.common_name and set(
+            organizations(cert.subject)
+        ) == set(self.organizations)
+
+
+def addon_request(
+    *,
+    cluster: str,
+    addon: str,
+    agent: str | None = None,
+    signer: str = SIGNER,
+    groups: tuple[str, ...] | None = None,
+    labels: Mapping[str, str] | None = None,
+    expiration_seconds: int | None = None,
+) -> CertificateRequest:
+    """An add-on agent's request with upstream's defaults (ocm-behaviour.md 1.13): user
+    ``system:open-cluster-management:cluster:<c>:addon:<a>:agent:<agent>`` (agent defaults
+    to the add-on's name), group ``...:cluster:<c>:addon:<a>``, DNS name
+    ``<a>.addon.open-cluster-management.io``, name prefix ``addon-<c>-<a>-``."""
+    scope = f"{PREFIX}cluster:{cluster}:addon:{addon}"
+    return CertificateRequest(
+        common_name=f"{scope}:agent:{agent or addon}",
+        organizations=groups if groups is not None else (scope,),
+        name_prefix=f"addon-{cluster}-{addon}-",
+        signer=signer,
+        labels=(
+            (wellknown.CLUSTER_NAME_LABEL, cluster),
+            (ADDON_NAME_LABEL, addon),
+            *sorted((labels or {}).items()),
+        ),
+        dns_names=(f"{addon}.addon.open-cluster-management.io",),
+        expiration_seconds=expiration_seconds,
+    )
 
 
 @dataclass(frozen=True)
@@ -39,36 +129,25 @@ class Subject:
     def organizations(self) -> list[str]:
         return [f"{PREFIX}{self.cluster}", MANAGED_CLUSTERS_GROUP]
 
+    def request(self, *, expiration_seconds: int | None = None) -> CertificateRequest:
+        """The cluster agent's request: signer kube-apiserver-client, name ``<cluster>-...``."""
+        return CertificateRequest(
+            common_name=self.common_name,
+            organizations=tuple(self.organizations),
+            name_prefix=f"{self.cluster}-",
+            labels=((wellknown.CLUSTER_NAME_LABEL, self.cluster),),
+            expiration_seconds=expiration_seconds,
+        )
+
 
 def csr_name(subject: Subject, key: keys.PrivateKey) -> str:
-    digest = hashlib.sha256()
-    digest.update(subject.common_name.encode())
-    for organization in sorted(subject.organizations):
-        digest.update(b"\0" + organization.encode())
-    digest.update(b"\0" + keys.public_key_der(key.public_key()))
-    return f"{subject.cluster}-{digest.hexdigest()[:16]}"
+    return subject.request().csr_name(key)
 
 
 def csr_object(
     subject: Subject, key: keys.PrivateKey, *, expiration_seconds: int | None = None
 ) -> dict[str, object]:
-    request = build_csr(key, common_name=subject.common_name, organizations=subject.organizations)
-    spec: dict[str, object] = {
-        "request": base64.b64encode(request).decode(),
-        "signerName": SIGNER,
-        "usages": list(USAGES),
-    }
-    if expiration_seconds:
-        spec["expirationSeconds"] = expiration_seconds
-    return {
-        "apiVersion": "certificates.k8s.io/v1",
-        "kind": "CertificateSigningRequest",
-        "metadata": {
-            "name": csr_name(subject, key),
-            "labels": {wellknown.CLUSTER_NAME_LABEL: subject.cluster},
-        },
-        "spec": spec,
-    }
+    return subject.request(expiration_seconds=expiration_seconds).csr_object(key)
 
 
 def load_chain(pem: bytes) -> list[x509.Certificate]:
@@ -78,18 +157,19 @@ def load_chain(pem: bytes) -> list[x509.Certificate]:
         return []
 
 
-def matches(cert: x509.Certificate, subject: Subject) -> bool:
+def matches(cert: x509.Certificate, subject: Subject | CertificateRequest) -> bool:
     """Upstream's subject check: CN equal and the O set equal."""
-    return common_name(cert.subject) == subject.common_name and set(
-        organizations(cert.subject)
-    ) == set(subject.organizations)
+    request = subject.request() if isinstance(subject, Subject) else subject
+    return request.matches(cert)
 
 
 def key_matches(cert: x509.Certificate, key: keys.PrivateKey) -> bool:
     return keys.public_key_der(cert.public_key()) == keys.public_key_der(key.public_key())
 
 
-def usable(chain: list[x509.Certificate], subject: Subject, *, now: datetime) -> bool:
+def usable(
+    chain: list[x509.Certificate], subject: Subject | CertificateRequest, *, now: datetime
+) -> bool:
     """A certificate for ``subject`` is in the chain and nothing in it has expired."""
     if not chain or any(cert.not_valid_after_utc <= now for cert in chain):
         return False

@@ -1,9 +1,10 @@
 """Ask the hub for a certificate with a CSR and wait until it is issued.
 
-Used twice: at bootstrap (with the bootstrap credential; an admin approves) and at
-rotation (with the agent's own credential; the hub approves renewals). An existing CSR
-of the same name is the agent's own earlier request (same subject, same key) and is
-waited on instead of being created again.
+Used for any :class:`~pyocm.registration.agent.certs.CertificateRequest`: the cluster
+agent's at bootstrap (with the bootstrap credential; an admin approves) and at rotation
+(with the agent's own credential; the hub approves renewals), and an add-on's (any
+signer). An existing CSR of the same name is the requester's own earlier request (same
+subject, same key) and is waited on instead of being created again.
 """
 
 from __future__ import annotations
@@ -40,13 +41,12 @@ POLL_JITTER = 0.2
 
 async def request_certificate(
     api: Api,
-    subject: certs.Subject,
+    request: certs.CertificateRequest,
     key: keys.PrivateKey,
     *,
     clock: Clock,
     poll: float = 1.0,
     watch: bool = False,
-    expiration_seconds: int | None = None,
     on_pending: Callable[[str, bool], None] | None = None,
 ) -> bytes:
     """Create (or find) the CSR and return the issued certificate's PEM.
@@ -58,12 +58,12 @@ async def request_certificate(
     at doubling intervals up to ``POLL_BACKOFF * poll``, each jittered: in a rotation
     storm the waiting agents' reads crowd out the renewals themselves (a 9,500-cluster
     storm went at 32 renewals a second with reads every 8 s at most, 38 with 32 s)."""
-    body = certs.csr_object(subject, key, expiration_seconds=expiration_seconds)
+    body = request.csr_object(key)
     name = str(body["metadata"]["name"])  # type: ignore[index]
     csr: Obj | None = None
     try:
         csr = await api.create(kinds.CSR, body)
-        log.info("created CSR %s for cluster %s", name, subject.cluster)
+        log.info("created CSR %s for %s", name, request.common_name)
     except ApiError as err:
         if err.code != 409:
             raise

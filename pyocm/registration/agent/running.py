@@ -267,11 +267,10 @@ class Session:
             try:
                 cert_pem = await request_certificate(
                     self.api,
-                    self.subject,
+                    self.subject.request(expiration_seconds=self.agent.options.expiration_seconds),
                     key,
                     clock=self.clock,
                     poll=self.agent.options.poll,
-                    expiration_seconds=self.agent.options.expiration_seconds,
                 )
                 break
             except ApiError as err:

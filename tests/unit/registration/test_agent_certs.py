@@ -3,10 +3,14 @@ when a stored credential still serves (same hub, same subject, unexpired)."""
 
 from __future__ import annotations
 
+import base64
 import random
 from datetime import UTC, datetime, timedelta
 
+from cryptography import x509
+
 from pyocm.pki.ca import CertificateAuthority
+from pyocm.pki.csr import load_csr, read_subject
 from pyocm.pki.keys import generate_private_key, private_key_to_pem
 from pyocm.registration.agent import certs, credentials
 
@@ -70,3 +74,36 @@ def test_stored_credential_serves_only_its_hub_subject_and_lifetime() -> None:
     assert not credentials.valid(data, hub=hub, subject=certs.Subject("c2", "abcde"), now=now)
     assert not credentials.valid(data, hub=hub, subject=SUBJECT, now=now + timedelta(hours=11))
     assert not credentials.valid({**data, "tls.crt": b"garbage"}, hub=hub, subject=SUBJECT, now=now)
+
+
+def test_an_addon_request_carries_upstreams_subject_labels_and_signer() -> None:
+    key = generate_private_key()
+    request = certs.addon_request(
+        cluster="c1", addon="helloworld", signer="example.com/signer1", expiration_seconds=600
+    )
+    body = request.csr_object(key)
+    meta, spec = body["metadata"], body["spec"]
+    assert meta["name"].startswith("addon-c1-helloworld-")  # type: ignore[index]
+    assert meta["labels"] == {  # type: ignore[index]
+        "open-cluster-management.io/cluster-name": "c1",
+        "open-cluster-management.io/addon-name": "helloworld",
+    }
+    assert spec["signerName"] == "example.com/signer1"  # type: ignore[index]
+    assert spec["expirationSeconds"] == 600  # type: ignore[index]
+    name, groups = read_subject(base64.b64decode(spec["request"]))  # type: ignore[index]
+    assert name == "system:open-cluster-management:cluster:c1:addon:helloworld:agent:helloworld"
+    assert groups == ("system:open-cluster-management:cluster:c1:addon:helloworld",)
+    assert load_csr(base64.b64decode(spec["request"])).extensions.get_extension_for_class(  # type: ignore[index]
+        x509.SubjectAlternativeName
+    ).value.get_values_for_type(x509.DNSName) == ["helloworld.addon.open-cluster-management.io"]
+
+
+def test_the_cluster_request_keeps_its_csr_name_and_body() -> None:
+    """Parametrising the request changed nothing for the cluster agent: a CSR pending
+    from before is found again by name."""
+    key = generate_private_key()
+    request = SUBJECT.request(expiration_seconds=3600)
+    assert request.csr_name(key) == certs.csr_name(SUBJECT, key)
+    assert request.signer == "kubernetes.io/kube-apiserver-client"
+    body = request.csr_object(key)
+    assert body["metadata"]["labels"] == {"open-cluster-management.io/cluster-name": "c1"}  # type: ignore[index]

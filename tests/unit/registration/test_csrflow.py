@@ -76,7 +76,7 @@ async def test_polling_backs_off_to_32_times_the_poll_interval_with_jitter(
     key = generate_private_key()
     pem = await request_certificate(
         hub,  # type: ignore[arg-type]
-        certs.Subject(cluster="c1", agent="abcde"),
+        certs.Subject(cluster="c1", agent="abcde").request(),
         key,
         clock=clock,  # type: ignore[arg-type]
         poll=1.0,
@@ -107,7 +107,7 @@ async def test_a_watch_that_ends_at_once_is_not_retried_in_a_tight_loop() -> Non
     hub, clock = EndingWatches(pending_reads=2), Clock()
     await request_certificate(
         hub,  # type: ignore[arg-type]
-        certs.Subject(cluster="c1", agent="abcde"),
+        certs.Subject(cluster="c1", agent="abcde").request(),
         generate_private_key(),
         clock=clock,  # type: ignore[arg-type]
         poll=1.0,
