@@ -17,7 +17,8 @@ from pyocm.apiserver.config import default_data_dir
 from pyocm.kube.status import ApiError
 from pyocm.registration.agent.errors import AgentError
 from pyocm.registration.hub.accept import AcceptError
-from pyocm.runtime.client import Api, ApiConnectionError
+from pyocm.runtime.client import Api
+from pyocm.runtime.errors import ApiConnectionError
 
 T = TypeVar("T")
 

@@ -13,7 +13,8 @@ from pyocm.base.clock import Clock, RealClock
 from pyocm.kube import timefmt
 from pyocm.kube.status import ApiError
 from pyocm.runtime import kinds
-from pyocm.runtime.client import Api, ApiConnectionError
+from pyocm.runtime.client import Api
+from pyocm.runtime.errors import ApiConnectionError
 
 Obj = dict[str, Any]
 log = logging.getLogger(__name__)

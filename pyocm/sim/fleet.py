@@ -25,7 +25,8 @@ from pyocm.registration import bootstraptoken
 from pyocm.registration.agent.agent import AgentOptions, RegistrationAgent
 from pyocm.registration.hub.accept import AcceptError, accept_cluster
 from pyocm.runtime import kinds
-from pyocm.runtime.client import Api, ApiConnectionError
+from pyocm.runtime.client import Api
+from pyocm.runtime.errors import ApiConnectionError
 from pyocm.sim.memory import ClusterShape, MemoryCluster
 
 log = logging.getLogger(__name__)

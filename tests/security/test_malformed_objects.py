@@ -532,7 +532,7 @@ async def test_an_agent_keeps_running_over_its_malformed_lease_and_cluster(
 ) -> None:
     from pyocm.api import conditions
     from pyocm.kube import timefmt
-    from pyocm.runtime.client import ApiConnectionError
+    from pyocm.runtime.errors import ApiConnectionError
     from tests.agents import available, embedded, running_agent
 
     name = f"bad-{unique}"

@@ -36,7 +36,8 @@ from pyocm.registration.agent.managed import ManagedSide
 from pyocm.registration.agent.running import Session
 from pyocm.registration.agent.status import ClaimOptions
 from pyocm.runtime import kinds
-from pyocm.runtime.client import Api, ApiConnectionError
+from pyocm.runtime.client import Api
+from pyocm.runtime.errors import ApiConnectionError
 
 Obj = dict[str, Any]
 log = logging.getLogger(__name__)

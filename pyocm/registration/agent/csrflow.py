@@ -24,7 +24,8 @@ from pyocm.pki import keys
 from pyocm.registration.agent import certs
 from pyocm.registration.agent.errors import AgentError
 from pyocm.runtime import kinds
-from pyocm.runtime.client import Api, ApiConnectionError
+from pyocm.runtime.client import Api
+from pyocm.runtime.errors import ApiConnectionError
 
 Obj = dict[str, Any]
 log = logging.getLogger(__name__)

@@ -17,7 +17,8 @@ from typing import Any
 from pyocm.kube import names
 from pyocm.kube.status import ApiError
 from pyocm.runtime import kinds
-from pyocm.runtime.client import Api, ApiConnectionError
+from pyocm.runtime.client import Api
+from pyocm.runtime.errors import ApiConnectionError
 
 Obj = dict[str, Any]
 log = logging.getLogger(__name__)

@@ -14,7 +14,8 @@ import yaml  # type: ignore[import-untyped,unused-ignore]
 
 from pyocm.kube.status import ApiError
 from pyocm.runtime import kinds
-from pyocm.runtime.client import Api, ApiConnectionError
+from pyocm.runtime.client import Api
+from pyocm.runtime.errors import ApiConnectionError
 
 Obj = dict[str, Any]
 AGENT_NAMESPACE = "open-cluster-management-agent"

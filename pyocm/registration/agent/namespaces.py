@@ -14,7 +14,7 @@ from typing import Any
 from pyocm.api import conditions
 from pyocm.kube.status import ApiError
 from pyocm.registration.agent.managed import ManagedSide
-from pyocm.runtime.client import ApiConnectionError
+from pyocm.runtime.errors import ApiConnectionError
 
 Obj = dict[str, Any]
 log = logging.getLogger(__name__)

@@ -27,7 +27,8 @@ from pyocm.registration.agent.errors import AgentStopped, Rebootstrap
 from pyocm.registration.agent.labels import LabelPublisher
 from pyocm.registration.agent.status import StatusReporter
 from pyocm.runtime import kinds, malformed
-from pyocm.runtime.client import Api, ApiConnectionError
+from pyocm.runtime.client import Api
+from pyocm.runtime.errors import ApiConnectionError
 from pyocm.runtime.informer import Informer
 from pyocm.runtime.status import set_condition
 

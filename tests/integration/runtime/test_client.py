@@ -18,7 +18,8 @@ from pyocm.pki.keys import generate_private_key
 from pyocm.pki.kubeconfig import build_kubeconfig, load_kubeconfig
 from pyocm.registration import bootstraptoken
 from pyocm.runtime import kinds
-from pyocm.runtime.client import Api, ApiConnectionError, path
+from pyocm.runtime.client import Api, path
+from pyocm.runtime.errors import ApiConnectionError
 from pyocm.testing import HubProcess
 
 
