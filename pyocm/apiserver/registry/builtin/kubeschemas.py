@@ -16,12 +16,10 @@ reference back into a definition being expanded (JSONSchemaProps) holds any valu
 
 from __future__ import annotations
 
-import re
 from functools import cache
-from importlib import resources
 from typing import Any
 
-import orjson
+from pyocm.kube.kubedefs import definitions
 
 Schema = dict[str, Any]
 ANY: Schema = {"x-kubernetes-preserve-unknown-fields": True, "x-go": "interface {}"}
@@ -38,21 +36,6 @@ _BY_NAME: dict[str, Schema] = {
     _META + "FieldsV1": ANY,
     "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSON": ANY,
 }
-_RELEASE = re.compile(r"^v(\d+)\.(\d+)\.(\d+)-local$")
-
-
-@cache
-def definitions() -> dict[str, Schema]:
-    """Every definition of the newest Kubernetes release the package ships."""
-    root = resources.files("kubernetes_validate") / "kubernetes-json-schema"
-    releases = [
-        (tuple(int(n) for n in m.groups()), entry)
-        for entry in root.iterdir()
-        if (m := _RELEASE.match(entry.name))
-    ]
-    newest = max(releases, key=lambda pair: pair[0])[1]
-    loaded: dict[str, Schema] = orjson.loads((newest / "_definitions.json").read_bytes())["$defs"]
-    return loaded
 
 
 @cache
