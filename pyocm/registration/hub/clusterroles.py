@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from pyocm.registration.hub import rbac
-from pyocm.registration.hub.apply import apply, delete_if_present
 from pyocm.runtime import kinds
 from pyocm.runtime.cache import Store
 from pyocm.runtime.client import Api
+from pyocm.runtime.ensure import delete_if_present, ensure
 from pyocm.runtime.informer import Informer
 
 KEY = "common-cluster-roles"
@@ -34,7 +34,7 @@ class ClusterRolesController:
         roles = rbac.common_roles(labels=self.labels)
         if len(self.clusters.store):
             for role in roles:
-                await apply(self.api, kinds.CLUSTER_ROLE, role, cache=self.cache)
+                await ensure(self.api, kinds.CLUSTER_ROLE, role, cache=self.cache)
         else:
             for role in roles:
                 await delete_if_present(self.api, kinds.CLUSTER_ROLE, role["metadata"]["name"])

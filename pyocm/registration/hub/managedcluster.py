@@ -19,11 +19,11 @@ from pyocm.base.clock import Clock
 from pyocm.kube import timefmt
 from pyocm.kube.status import ApiError
 from pyocm.registration.hub import rbac
-from pyocm.registration.hub.apply import apply, delete_if_present
 from pyocm.runtime import kinds, malformed
 from pyocm.runtime.cache import Store
 from pyocm.runtime.client import Api
 from pyocm.runtime.controller import Result
+from pyocm.runtime.ensure import delete_if_present, ensure
 from pyocm.runtime.events import Recorder
 from pyocm.runtime.informer import Informer
 from pyocm.runtime.status import add_finalizer, remove_finalizer, set_condition
@@ -164,7 +164,7 @@ class ManagedClusterController:
         )
 
     async def _apply(self, kind: kinds.Kind, desired: Obj) -> Obj:
-        return await apply(self.api, kind, desired, cache=self.caches.get(kind.kind))
+        return await ensure(self.api, kind, desired, cache=self.caches.get(kind.kind))
 
     async def _remove_bindings(self, name: str) -> None:
         for binding in (rbac.registration_binding_name(name), rbac.work_binding_name(name)):

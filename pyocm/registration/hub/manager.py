@@ -13,7 +13,6 @@ from typing import Any
 from pyocm.api import wellknown
 from pyocm.base.clock import Clock, RealClock
 from pyocm.registration.hub import rbac
-from pyocm.registration.hub.apply import apply
 from pyocm.registration.hub.clusterroles import KEY as COMMON_ROLES_KEY
 from pyocm.registration.hub.clusterroles import ClusterRolesController
 from pyocm.registration.hub.csrapproval import CLIENT_SIGNER, CsrApprovalController
@@ -23,6 +22,7 @@ from pyocm.registration.hub.managedcluster import ManagedClusterController
 from pyocm.registration.hub.taint import TaintController
 from pyocm.runtime import kinds
 from pyocm.runtime.client import Api
+from pyocm.runtime.ensure import ensure
 from pyocm.runtime.events import Recorder
 from pyocm.runtime.informer import Change
 from pyocm.runtime.kinds import Kind
@@ -168,8 +168,8 @@ def build_hub_manager(
         manager.controller("gc", gc.reconcile).watch(clusters)
 
     async def bootstrap_rbac() -> None:
-        await apply(api, kinds.NAMESPACE, {"metadata": {"name": rbac.BOOTSTRAP_NAMESPACE}})
-        await apply(
+        await ensure(api, kinds.NAMESPACE, {"metadata": {"name": rbac.BOOTSTRAP_NAMESPACE}})
+        await ensure(
             api,
             kinds.SERVICE_ACCOUNT,
             {
@@ -180,7 +180,7 @@ def build_hub_manager(
             },
         )
         for obj in rbac.bootstrap_objects():
-            await apply(
+            await ensure(
                 api,
                 kinds.CLUSTER_ROLE if obj["kind"] == "ClusterRole" else kinds.CLUSTER_ROLE_BINDING,
                 obj,
