@@ -13,16 +13,17 @@ from pyocm.apiserver.controllers.base import SYSTEM, KeyedLoop
 from pyocm.apiserver.registry.strategy import Context
 from pyocm.apiserver.state import ServerState
 from pyocm.apiserver.storage.interface import Event
+from pyocm.base.clock import Clock
 
 
 class AggregationController:
-    def __init__(self, state: ServerState) -> None:
+    def __init__(self, state: ServerState, *, clock: Clock | None = None) -> None:
         self._state = state
         info = state.catalog.get("rbac.authorization.k8s.io", "v1", "clusterroles")
         assert info is not None
         self._info = info
         self._prefix = info.key_prefix()
-        self.loop = KeyedLoop("clusterrole-aggregation", self._reconcile)
+        self.loop = KeyedLoop("clusterrole-aggregation", self._reconcile, clock=clock)
         #: The aggregating roles' selectors as of the last reconcile (None: not read yet).
         self._selectors: list[Mapping[str, Any]] | None = None
 

@@ -1,8 +1,9 @@
-"""A small keyed work loop for the server's own controllers.
+"""The worker loop of the server's own controllers, over the project's one work queue.
 
 These controllers are part of the server (as kube-controller-manager's are part of a
-cluster), so they read and write through the generic store directly. Keys are
-de-duplicated while queued; a failed key is retried after a delay.
+cluster), so they read and write through the generic store directly. Their keys go
+through :class:`pyocm.base.queue.WorkQueue` (deduplicated while queued, one worker per
+key at a time, earliest delayed add wins); a failed key is retried after a fixed delay.
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ import logging
 from collections.abc import Awaitable, Callable
 
 from pyocm.apiserver.authentication.user import MASTERS, UserInfo
+from pyocm.base.clock import Clock
+from pyocm.base.queue import ShutDown, WorkQueue
 from pyocm.kube import status
 
 SYSTEM = UserInfo(name="system:kube-controller-manager", groups=(MASTERS,))
@@ -19,66 +22,63 @@ log = logging.getLogger("pyocm.apiserver.controllers")
 
 
 class KeyedLoop:
-    """Runs ``reconcile(key)`` for queued keys, one at a time, each key at most once
-    in the queue. ``reconcile`` returns seconds after which to look again, or None."""
+    """Runs ``reconcile(key)`` for queued keys, one at a time. ``reconcile`` returns
+    seconds after which to look again, or None. A key whose reconcile raises is tried
+    again ``retry_after`` seconds later, except on NotFound (the object is gone)."""
 
     def __init__(
         self,
         name: str,
         reconcile: Callable[[str], Awaitable[float | None]],
         *,
+        clock: Clock | None = None,
         retry_after: float = 1.0,
     ) -> None:
         self.name = name
+        self.queue = WorkQueue(clock=clock)
         self._reconcile = reconcile
         self._retry_after = retry_after
-        self._queue: asyncio.Queue[str] = asyncio.Queue()
-        self._queued: set[str] = set()
         self._task: asyncio.Task[None] | None = None
-        self._timers: set[asyncio.TimerHandle] = set()
 
     def add(self, key: str) -> None:
-        if key not in self._queued:
-            self._queued.add(key)
-            self._queue.put_nowait(key)
+        self.queue.add(key)
 
     def add_after(self, key: str, delay: float) -> None:
-        loop = asyncio.get_running_loop()
-        handle: asyncio.TimerHandle | None = None
-
-        def fire() -> None:
-            if handle is not None:
-                self._timers.discard(handle)
-            self.add(key)
-
-        handle = loop.call_later(delay, fire)
-        self._timers.add(handle)
+        self.queue.add_after(key, delay)
 
     def start(self) -> None:
         self._task = asyncio.create_task(self._run(), name=self.name)
 
     async def stop(self) -> None:
-        for handle in self._timers:
-            handle.cancel()
-        self._timers.clear()
+        """Drop queued and delayed keys and end the worker (cancelling a reconcile in
+        flight: the next start reads the state afresh)."""
+        self.queue.shut_down()
         if self._task is not None:
             self._task.cancel()
             await asyncio.gather(self._task, return_exceptions=True)
 
     async def _run(self) -> None:
         while True:
-            key = await self._queue.get()
-            self._queued.discard(key)
             try:
-                again = await self._reconcile(key)
-            except status.ApiError as err:
-                if err.reason != "NotFound":
-                    log.info("%s: %s: %s", self.name, key, err.message)
-                    self.add_after(key, self._retry_after)
-                continue
-            except Exception:
-                log.exception("%s: reconciling %s failed", self.name, key)
-                self.add_after(key, self._retry_after)
-                continue
-            if again is not None:
-                self.add_after(key, again)
+                key = await self.queue.get()
+            except ShutDown:
+                return
+            try:
+                await self._process(key)
+            finally:
+                self.queue.done(key)
+
+    async def _process(self, key: str) -> None:
+        try:
+            again = await self._reconcile(key)
+        except status.ApiError as err:
+            if err.reason != "NotFound":
+                log.info("%s: %s: %s", self.name, key, err.message)
+                self.queue.add_after(key, self._retry_after)
+            return
+        except Exception:
+            log.exception("%s: reconciling %s failed", self.name, key)
+            self.queue.add_after(key, self._retry_after)
+            return
+        if again is not None:
+            self.queue.add_after(key, again)

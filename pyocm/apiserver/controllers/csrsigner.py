@@ -18,6 +18,7 @@ from pyocm.apiserver.registry.store import DeleteOptions
 from pyocm.apiserver.registry.strategy import Context
 from pyocm.apiserver.state import ServerState
 from pyocm.apiserver.storage.interface import Event, EventType
+from pyocm.base.clock import Clock, RealClock
 from pyocm.kube import status, timefmt
 from pyocm.pki import signer
 
@@ -41,11 +42,11 @@ def conditions(csr: Obj) -> dict[str, Obj]:
 
 
 class CsrSigner:
-    def __init__(self, state: ServerState) -> None:
+    def __init__(self, state: ServerState, *, clock: Clock | None = None) -> None:
         self._state = state
         self._info = csr_info(state)
         self._prefix = self._info.key_prefix()
-        self.loop = KeyedLoop("csr-signer", self._reconcile)
+        self.loop = KeyedLoop("csr-signer", self._reconcile, clock=clock)
 
     async def start(self) -> None:
         _, items = await self._state.store.list(self._info, namespace="")
@@ -101,10 +102,11 @@ class CsrCleaner:
     """Deletes CSRs that are done with: approved or denied (and failed) for over an hour,
     pending for over a day, or whose issued certificate has expired."""
 
-    def __init__(self, state: ServerState) -> None:
+    def __init__(self, state: ServerState, *, clock: Clock | None = None) -> None:
         self._state = state
         self._info = csr_info(state)
-        self.loop = KeyedLoop("csr-cleaner", self._sweep)
+        self._clock = clock or RealClock()
+        self.loop = KeyedLoop("csr-cleaner", self._sweep, clock=self._clock)
 
     async def start(self) -> None:
         self.loop.start()
@@ -112,7 +114,7 @@ class CsrCleaner:
 
     async def _sweep(self, key: str) -> float:
         _, items = await self._state.store.list(self._info, namespace="")
-        now = datetime.now(UTC)
+        now = self._clock.now()
         for csr in items:
             if expired(csr, now=now):
                 try:

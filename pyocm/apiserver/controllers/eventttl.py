@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import contextlib
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 
 from pyocm.apiserver.controllers.base import SYSTEM, KeyedLoop
 from pyocm.apiserver.registry.store import DeleteOptions
 from pyocm.apiserver.registry.strategy import Context
 from pyocm.apiserver.state import ServerState
+from pyocm.base.clock import Clock, RealClock
 from pyocm.kube import status, timefmt
 
 EVENT_TTL = timedelta(hours=1)
@@ -16,12 +17,13 @@ SWEEP_SECONDS = 300.0
 
 
 class EventTtl:
-    def __init__(self, state: ServerState) -> None:
+    def __init__(self, state: ServerState, *, clock: Clock | None = None) -> None:
         self._state = state
         info = state.catalog.get("", "v1", "events")
         assert info is not None
         self._info = info
-        self.loop = KeyedLoop("event-ttl", self._sweep)
+        self._clock = clock or RealClock()
+        self.loop = KeyedLoop("event-ttl", self._sweep, clock=self._clock)
 
     async def start(self) -> None:
         self.loop.start()
@@ -29,7 +31,7 @@ class EventTtl:
 
     async def _sweep(self, key: str) -> float:
         _, events = await self._state.store.list(self._info, namespace="")
-        cutoff = datetime.now(UTC) - EVENT_TTL
+        cutoff = self._clock.now() - EVENT_TTL
         for event in events:
             stamp = (
                 event.get("lastTimestamp")

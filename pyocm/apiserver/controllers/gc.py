@@ -22,6 +22,7 @@ from pyocm.apiserver.registry.store import DeleteOptions
 from pyocm.apiserver.registry.strategy import Context
 from pyocm.apiserver.state import ServerState
 from pyocm.apiserver.storage.interface import Event, EventType
+from pyocm.base.clock import Clock
 from pyocm.kube import status
 
 Obj = dict[str, Any]
@@ -33,12 +34,12 @@ DANGLING_GRACE = 2.0
 
 
 class GarbageCollector:
-    def __init__(self, state: ServerState) -> None:
+    def __init__(self, state: ServerState, *, clock: Clock | None = None) -> None:
         self._state = state
         self._uid_key: dict[str, str] = {}
         self._dependents: defaultdict[str, set[str]] = defaultdict(set)
         self._owners_of: dict[str, tuple[str, ...]] = {}
-        self.loop = KeyedLoop("garbage-collector", self._reconcile)
+        self.loop = KeyedLoop("garbage-collector", self._reconcile, clock=clock)
 
     async def start(self) -> None:
         for info in self._resources():
@@ -147,24 +148,39 @@ class GarbageCollector:
         return None
 
     async def _orphan(self, info: ResourceInfo, owner: Obj) -> None:
+        """Drop the owner's reference from every dependent, then its ``orphan`` finalizer.
+
+        A dependent that could not be updated (a concurrent write, say) keeps the
+        finalizer in place and the error goes to the loop, which retries the owner: were
+        the finalizer removed, the owner would go and the collector would then delete
+        the still-referencing dependent, the opposite of Orphan."""
         uid = owner["metadata"]["uid"]
+        failed: status.ApiError | None = None
         for dep_key in list(self._dependents.get(uid, ())):
-            dep_info = self._info_for(dep_key)
-            kv = await self._state.store.backend.get(dep_key)
-            if dep_info is None or kv is None:
-                continue
-            dep = codec.decode(kv)
-            dep["metadata"]["ownerReferences"] = [
-                r for r in dep["metadata"].get("ownerReferences") or [] if r.get("uid") != uid
-            ]
-            with contextlib.suppress(status.ApiError):
-                await self._state.store.update(
-                    dep_info,
-                    name=dep["metadata"]["name"],
-                    obj=dep,
-                    ctx=Context(user=SYSTEM, namespace=dep["metadata"].get("namespace", "")),
-                )
+            try:
+                await self._drop_reference(dep_key, uid)
+            except status.ApiError as err:
+                if err.reason != "NotFound":
+                    failed = err
+        if failed is not None:
+            raise failed
         await self._remove_finalizer(info, owner, ORPHAN)
+
+    async def _drop_reference(self, dep_key: str, uid: str) -> None:
+        dep_info = self._info_for(dep_key)
+        kv = await self._state.store.backend.get(dep_key)
+        if dep_info is None or kv is None:
+            return
+        dep = codec.decode(kv)
+        dep["metadata"]["ownerReferences"] = [
+            r for r in dep["metadata"].get("ownerReferences") or [] if r.get("uid") != uid
+        ]
+        await self._state.store.update(
+            dep_info,
+            name=dep["metadata"]["name"],
+            obj=dep,
+            ctx=Context(user=SYSTEM, namespace=dep["metadata"].get("namespace", "")),
+        )
 
     async def _foreground(self, info: ResourceInfo, owner: Obj) -> float | None:
         uid = owner["metadata"]["uid"]

@@ -11,6 +11,7 @@ from pyocm.apiserver.controllers.eventttl import EventTtl
 from pyocm.apiserver.controllers.gc import GarbageCollector
 from pyocm.apiserver.controllers.namespaces import NamespaceController
 from pyocm.apiserver.state import ServerState
+from pyocm.base.clock import Clock
 
 
 class Controller(Protocol):
@@ -20,14 +21,14 @@ class Controller(Protocol):
 
 
 class Controllers:
-    def __init__(self, state: ServerState) -> None:
+    def __init__(self, state: ServerState, *, clock: Clock | None = None) -> None:
         self._all: list[Controller] = [
-            NamespaceController(state),
-            GarbageCollector(state),
-            CsrSigner(state),
-            CsrCleaner(state),
-            AggregationController(state),
-            EventTtl(state),
+            NamespaceController(state, clock=clock),
+            GarbageCollector(state, clock=clock),
+            CsrSigner(state, clock=clock),
+            CsrCleaner(state, clock=clock),
+            AggregationController(state, clock=clock),
+            EventTtl(state, clock=clock),
         ]
 
     async def start(self) -> None:

@@ -16,6 +16,7 @@ from pyocm.apiserver.registry.store import DeleteOptions
 from pyocm.apiserver.registry.strategy import Context
 from pyocm.apiserver.state import ServerState
 from pyocm.apiserver.storage.interface import Event, EventType
+from pyocm.base.clock import Clock
 from pyocm.kube import status
 
 Obj = dict[str, Any]
@@ -24,13 +25,13 @@ RECHECK_SECONDS = 1.0
 
 
 class NamespaceController:
-    def __init__(self, state: ServerState) -> None:
+    def __init__(self, state: ServerState, *, clock: Clock | None = None) -> None:
         self._state = state
         info = state.catalog.get("", "v1", "namespaces")
         assert info is not None
         self._info = info
         self._prefix = info.key_prefix()
-        self.loop = KeyedLoop("namespace-controller", self._reconcile)
+        self.loop = KeyedLoop("namespace-controller", self._reconcile, clock=clock)
 
     async def start(self) -> None:
         _, items = await self._state.store.list(self._info, namespace="")
