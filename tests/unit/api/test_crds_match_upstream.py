@@ -15,9 +15,9 @@ import pytest
 import yaml  # type: ignore[import-untyped,unused-ignore]
 
 from pyocm.api import crds
+from tests.reference import shared_files
 
-REFERENCE_DIR = Path("/work/shared/reference/ocm-crds")
-REFERENCE_FILES = sorted(REFERENCE_DIR.glob("*.yaml"))
+REFERENCE_FILES = shared_files("reference", "ocm-crds")
 CLUSTER_SET_CRD = "managedclustersets.cluster.open-cluster-management.io"
 SELECTOR_PATH = ("openAPIV3Schema", "properties", "spec", "properties", "clusterSelector")
 

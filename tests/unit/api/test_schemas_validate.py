@@ -6,7 +6,6 @@ is enough to show the structural rules: types, enums, patterns and required fiel
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import jsonschema
@@ -14,8 +13,9 @@ import pytest
 import yaml  # type: ignore[import-untyped,unused-ignore]
 
 from pyocm.api import catalog
+from tests.reference import shared
 
-EXAMPLES = Path("/work/shared/seeds/addon-template-examples")
+EXAMPLES = shared("seeds", "addon-template-examples")
 
 
 def _errors(obj: dict[str, Any]) -> list[str]:

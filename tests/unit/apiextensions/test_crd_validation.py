@@ -12,8 +12,9 @@ import yaml
 
 from pyocm.apiserver.apiextensions import crd_validation
 from pyocm.kube.status import FieldError
+from tests.reference import shared_files
 
-CRDS = sorted(Path("/work/shared/reference/ocm-crds").glob("*.yaml"))
+CRDS = shared_files("reference", "ocm-crds")
 SCHEMA_PATH = "spec.validation.openAPIV3Schema"
 
 

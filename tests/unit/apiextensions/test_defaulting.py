@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -11,8 +10,9 @@ import yaml
 
 from pyocm.apiserver.apiextensions import defaulting, pruning
 from pyocm.apiserver.apiextensions.schema import CompiledSchema
+from tests.reference import shared
 
-CRDS = Path("/work/shared/reference/ocm-crds")
+CRDS = shared("reference", "ocm-crds")
 
 
 @functools.cache
@@ -53,7 +53,7 @@ def test_nullable_null_is_kept() -> None:
 
 
 def test_rollout_defaults_reach_into_array_items_after_pruning() -> None:
-    path = Path("/work/shared/seeds/addon-template-examples/upgrade/cluster-management-addon.yaml")
+    path = shared("seeds", "addon-template-examples", "upgrade", "cluster-management-addon.yaml")
     doc = yaml.safe_load(path.read_text())
     schema = compiled("v1alpha1-0000_00_addon")
     assert pruning.prune(doc, schema) == ["spec.installStrategy.placements[0].rolloutStrategy.all.timeout"]

@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 import functools
-from pathlib import Path
 from typing import Any
 
 import yaml
 
 from pyocm.apiserver.apiextensions import pruning
 from pyocm.apiserver.apiextensions.schema import CompiledSchema
+from tests.reference import shared
 
-CRDS = Path("/work/shared/reference/ocm-crds")
-EXAMPLES = Path("/work/shared/seeds/addon-template-examples")
+CRDS = shared("reference", "ocm-crds")
+EXAMPLES = shared("seeds", "addon-template-examples")
 
 
 @functools.cache

@@ -5,7 +5,6 @@ from __future__ import annotations
 import copy
 import functools
 import re
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -14,9 +13,10 @@ import yaml
 from pyocm.apiserver.apiextensions import validation
 from pyocm.apiserver.apiextensions.schema import CompiledSchema, compile_node
 from pyocm.kube.status import FieldError
+from tests.reference import shared
 
-CRDS = Path("/work/shared/reference/ocm-crds")
-SEEDS = Path("/work/shared/seeds")
+CRDS = shared("reference", "ocm-crds")
+SEEDS = shared("seeds")
 
 
 @functools.cache
