@@ -8,7 +8,6 @@ or when the cluster is denied or deleted (:class:`AgentStopped`).
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import copy
 import logging
 import random
@@ -25,12 +24,12 @@ from pyocm.registration.agent import certs, credentials, namespaces
 from pyocm.registration.agent.csrflow import request_certificate
 from pyocm.registration.agent.errors import AgentStopped, Rebootstrap
 from pyocm.registration.agent.labels import LabelPublisher
+from pyocm.registration.agent.rotated import report_rotation
 from pyocm.registration.agent.status import StatusReporter
 from pyocm.runtime import kinds, malformed
 from pyocm.runtime.client import Api
 from pyocm.runtime.errors import ApiConnectionError
 from pyocm.runtime.informer import Informer
-from pyocm.runtime.status import set_condition
 
 if TYPE_CHECKING:
     from pyocm.registration.agent.agent import RegistrationAgent
@@ -294,21 +293,8 @@ class Session:
         await self._rotated_condition(new_chain)
 
     async def _rotated_condition(self, chain: list[Any]) -> None:
-        cluster = self.cluster
-        if cluster is None:
-            return
-        start, end = chain[0].not_valid_before_utc, chain[0].not_valid_after_utc
-        with contextlib.suppress(ApiError, ApiConnectionError):  # best effort, like an event
-            await set_condition(
-                self.api,
-                kinds.MANAGED_CLUSTER,
-                cluster,
-                clock=self.clock,
-                type=wellknown.CLUSTER_CERTIFICATE_ROTATED,
-                status="True",
-                reason=wellknown.REASON_CLIENT_CERT_UPDATED,
-                message=f"client certificate rotated starting from {certs.go_time(start)} to {certs.go_time(end)}",
-            )
+        if self.cluster is not None:
+            await report_rotation(self.api, self.cluster, chain, clock=self.clock)
 
 
 def _translate(err: ApiError) -> Exception:
