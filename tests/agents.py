@@ -14,13 +14,14 @@ from typing import Any
 import yaml
 
 from pyocm.api import conditions, wellknown
+from pyocm.api import kinds as ocm
 from pyocm.base.clock import Clock
+from pyocm.kube import kinds
 from pyocm.local.embedded import EmbeddedCluster
 from pyocm.pki.kubeconfig import build_kubeconfig
 from pyocm.registration import bootstraptoken
 from pyocm.registration.agent.agent import AgentOptions, RegistrationAgent
 from pyocm.registration.agent.managed import AGENT_NAMESPACE, KubeManagedSide
-from pyocm.runtime import kinds
 from pyocm.runtime.client import Api
 from pyocm.testing import HubProcess
 from tests.support import eventually
@@ -54,7 +55,7 @@ async def approve_pending(api: Api, cluster: str) -> None:
 async def accept(api: Api, cluster: str) -> None:
     """What ``pyocm accept`` does: approve the cluster's pending CSR, then accept it."""
     await approve_pending(api, cluster)
-    await api.patch(kinds.MANAGED_CLUSTER, cluster, {"spec": {"hubAcceptsClient": True}})
+    await api.patch(ocm.MANAGED_CLUSTER, cluster, {"spec": {"hubAcceptsClient": True}})
 
 
 def condition(cluster: Obj, type: str) -> Obj:
@@ -62,7 +63,7 @@ def condition(cluster: Obj, type: str) -> Obj:
 
 
 async def available(api: Api, name: str, status: str = "True") -> Obj | None:
-    cluster = await api.get(kinds.MANAGED_CLUSTER, name)
+    cluster = await api.get(ocm.MANAGED_CLUSTER, name)
     return (
         cluster if condition(cluster, wellknown.CLUSTER_AVAILABLE).get("status") == status else None
     )

@@ -39,12 +39,12 @@ from pathlib import Path
 from cryptography import x509
 
 from pyocm.api import conditions, wellknown
+from pyocm.api import kinds as ocm
 from pyocm.bench.simulation import InProcess, Shards, Simulation, Snapshot
 from pyocm.bench.stats import bucketed, latencies, request_buckets
-from pyocm.kube import timefmt
+from pyocm.kube import kinds, timefmt
 from pyocm.pki import signer
 from pyocm.registration.hub.csrapproval import APPROVE_REASON
-from pyocm.runtime import kinds
 from pyocm.runtime.client import Api
 from pyocm.runtime.informer import Change, Informer
 from pyocm.sim.fleet import FleetOptions
@@ -126,7 +126,7 @@ class UnknownWatch:
     """Counts clusters whose Available condition turns Unknown."""
 
     def __init__(self, api: Api) -> None:
-        self.informer = Informer(api, kinds.MANAGED_CLUSTER)
+        self.informer = Informer(api, ocm.MANAGED_CLUSTER)
         self.informer.add_handler(self._seen)
         self.transitions = 0
         self.counting = False

@@ -18,9 +18,11 @@ from typing import Any
 
 from pyocm import hubmanager
 from pyocm.api import conditions, wellknown
+from pyocm.api import kinds as ocm
 from pyocm.apiserver.config import ServerConfig
 from pyocm.apiserver.server import HubServer
 from pyocm.bench.stats import latencies
+from pyocm.kube import kinds
 from pyocm.kube.status import ApiError
 from pyocm.local import crdinstall
 from pyocm.local.embedded import EmbeddedCluster
@@ -30,7 +32,6 @@ from pyocm.registration.agent.agent import AgentOptions, RegistrationAgent
 from pyocm.registration.agent.managed import KubeManagedSide
 from pyocm.registration.hub.accept import accept_cluster
 from pyocm.registration.hub.manager import HubOptions
-from pyocm.runtime import kinds
 from pyocm.runtime.client import Api
 
 Obj = dict[str, Any]
@@ -55,7 +56,7 @@ async def _until(check: Callable[[], Awaitable[bool]], *, timeout: float = 60.0)
 
 async def _condition(api: Api, name: str, type: str) -> bool:
     try:
-        cluster = await api.get(kinds.MANAGED_CLUSTER, name)
+        cluster = await api.get(ocm.MANAGED_CLUSTER, name)
     except ApiError:
         return False
     return conditions.is_true((cluster.get("status") or {}).get("conditions"), type)

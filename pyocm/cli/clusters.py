@@ -11,10 +11,10 @@ from rich.console import Console
 from rich.table import Table
 
 from pyocm.api import conditions, wellknown
+from pyocm.api import kinds as ocm
 from pyocm.cli.common import KUBECONFIG_HELP, connect, fail, run
 from pyocm.kube import timefmt
 from pyocm.registration.hub.accept import AcceptError, accept_cluster, find_cluster
-from pyocm.runtime import kinds
 
 Obj = dict[str, Any]
 
@@ -77,7 +77,7 @@ async def _deny(kubeconfig: Path | None, names: list[str]) -> None:
         for name in names:
             if await find_cluster(api, name) is None:
                 fail(f"no managed cluster named {name}")
-            await api.patch(kinds.MANAGED_CLUSTER, name, {"spec": {"hubAcceptsClient": False}})
+            await api.patch(ocm.MANAGED_CLUSTER, name, {"spec": {"hubAcceptsClient": False}})
             typer.echo(f"denied {name}")
 
 
@@ -96,7 +96,7 @@ def get_clusters(
 
 async def _list(kubeconfig: Path | None) -> list[Obj]:
     async with connect(kubeconfig) as api:
-        return list((await api.list_all(kinds.MANAGED_CLUSTER)).get("items") or [])
+        return list((await api.list_all(ocm.MANAGED_CLUSTER)).get("items") or [])
 
 
 def cluster_rows(clusters: list[Obj], *, now: datetime) -> list[tuple[str, ...]]:

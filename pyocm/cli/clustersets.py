@@ -10,10 +10,10 @@ from typing import Any, TypeVar
 
 import typer
 
+from pyocm.api import kinds as ocm
 from pyocm.cli.common import KUBECONFIG_HELP, connect, fail, run
 from pyocm.clustersets import admin
 from pyocm.kube import names
-from pyocm.runtime import kinds
 from pyocm.runtime.client import Api
 
 T = TypeVar("T")
@@ -116,8 +116,8 @@ def get_clustersets(kubeconfig: Path = _kubeconfig()) -> None:
     """Show every set with its bound namespaces and status."""
 
     async def load(api: Api) -> tuple[list[Any], list[Any]]:
-        sets = await api.list_all(kinds.MANAGED_CLUSTER_SET)
-        bindings = await api.list_all(kinds.MANAGED_CLUSTER_SET_BINDING)
+        sets = await api.list_all(ocm.MANAGED_CLUSTER_SET)
+        bindings = await api.list_all(ocm.MANAGED_CLUSTER_SET_BINDING)
         return list(sets.get("items") or []), list(bindings.get("items") or [])
 
     sets, bindings = _with_api(kubeconfig, load)

@@ -11,6 +11,7 @@ import typer
 from pyocm import hubmanager
 from pyocm.cli.common import KUBECONFIG_HELP, connect, fail, run, setup_logging, until_signal
 from pyocm.cli.hub import parse_feature_gates
+from pyocm.kube import kinds
 from pyocm.kube.status import ApiError
 from pyocm.local import crdinstall
 from pyocm.registration.hub.manager import (
@@ -18,7 +19,6 @@ from pyocm.registration.hub.manager import (
     LEADER_NAMESPACE,
     HubOptions,
 )
-from pyocm.runtime import kinds
 from pyocm.runtime.leaderelection import LeaderElector
 from pyocm.runtime.manager import LeadershipLost
 

@@ -9,8 +9,8 @@ import typer
 
 from pyocm.cli.common import KUBECONFIG_HELP, connect, fail, run
 from pyocm.cli.hub import parse_duration
+from pyocm.kube import kinds
 from pyocm.registration import bootstraptoken, clusterinfo
-from pyocm.runtime import kinds
 
 
 def get_token(

@@ -8,10 +8,10 @@ import typer
 
 from pyocm.cli.agent import clusters_dir
 from pyocm.cli.common import fail, run
+from pyocm.kube import kinds
 from pyocm.kube.status import ApiError
 from pyocm.local.embedded import EmbeddedCluster
 from pyocm.registration.agent.managed import AGENT_NAMESPACE
-from pyocm.runtime import kinds
 from pyocm.runtime.client import Api
 
 

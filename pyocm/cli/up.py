@@ -18,6 +18,7 @@ from rich.console import Console
 from rich.table import Table
 
 from pyocm import hubmanager
+from pyocm.api import kinds as ocm
 from pyocm.apiserver.config import ServerConfig, parse_listen
 from pyocm.apiserver.server import HubServer
 from pyocm.cli.clusters import cluster_rows
@@ -29,6 +30,7 @@ from pyocm.cli.common import (
     setup_logging,
     until_signal,
 )
+from pyocm.kube import kinds
 from pyocm.local import crdinstall
 from pyocm.local.embedded import EmbeddedCluster
 from pyocm.pki.kubeconfig import build_kubeconfig
@@ -37,7 +39,6 @@ from pyocm.registration.agent.agent import AgentOptions, RegistrationAgent
 from pyocm.registration.agent.managed import KubeManagedSide
 from pyocm.registration.hub.accept import accept_cluster
 from pyocm.registration.hub.manager import HubOptions
-from pyocm.runtime import kinds
 from pyocm.runtime.client import Api
 
 
@@ -102,7 +103,7 @@ async def _up(root: Path, host: str, port: int, count: int) -> None:
         for name in names:
             await accept_cluster(api, name, wait=True, timeout=60)
         await _wait_available(api, names)
-        _show(list((await api.list_all(kinds.MANAGED_CLUSTER)).get("items") or []))
+        _show(list((await api.list_all(ocm.MANAGED_CLUSTER)).get("items") or []))
         typer.echo("")
         typer.echo("Try:")
         typer.echo(f"  export KUBECONFIG={server.config.admin_kubeconfig}")
@@ -123,7 +124,7 @@ async def _up(root: Path, host: str, port: int, count: int) -> None:
 async def _wait_available(api: Api, names: list[str], *, timeout: float = 120.0) -> None:
     deadline = asyncio.get_running_loop().time() + timeout
     while True:
-        listed = (await api.list_all(kinds.MANAGED_CLUSTER)).get("items") or []
+        listed = (await api.list_all(ocm.MANAGED_CLUSTER)).get("items") or []
         rows = {row[0]: row for row in cluster_rows(listed, now=datetime.now(UTC))}
         if all(rows.get(name, ("",) * 4)[3] == "True" for name in names):
             typer.echo(f"all {len(names)} clusters are available")

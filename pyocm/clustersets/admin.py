@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from pyocm.api import conditions, wellknown
+from pyocm.api import kinds as ocm
 from pyocm.kube.status import ApiError
-from pyocm.runtime import kinds
 from pyocm.runtime.client import Api
 
 Obj = dict[str, Any]
@@ -66,13 +66,13 @@ def cluster_selector(selector_type: str, labels: Mapping[str, str]) -> Obj:
 async def create_set(api: Api, name: str, selector: Obj) -> Outcome:
     try:
         await api.create(
-            kinds.MANAGED_CLUSTER_SET,
+            ocm.MANAGED_CLUSTER_SET,
             {"metadata": {"name": name}, "spec": {"clusterSelector": selector}},
         )
     except ApiError as err:
         if err.code != 409:
             raise
-        current = await api.get(kinds.MANAGED_CLUSTER_SET, name)
+        current = await api.get(ocm.MANAGED_CLUSTER_SET, name)
         found = (current.get("spec") or {}).get("clusterSelector") or {}
         if found != selector:
             raise ClusterSetError(
@@ -84,7 +84,7 @@ async def create_set(api: Api, name: str, selector: Obj) -> Outcome:
 
 async def delete_set(api: Api, name: str, *, default_sets_kept: bool = True) -> Outcome:
     try:
-        await api.delete(kinds.MANAGED_CLUSTER_SET, name)
+        await api.delete(ocm.MANAGED_CLUSTER_SET, name)
     except ApiError as err:
         if err.code == 404:
             raise ClusterSetError(f"no clusterset named {name}") from None
@@ -100,7 +100,7 @@ async def delete_set(api: Api, name: str, *, default_sets_kept: bool = True) -> 
 async def assign(api: Api, name: str, clusters: Iterable[str]) -> list[Outcome]:
     """Put ``clusters`` into set ``name`` by giving them the label the set selects on."""
     try:
-        cluster_set = await api.get(kinds.MANAGED_CLUSTER_SET, name)
+        cluster_set = await api.get(ocm.MANAGED_CLUSTER_SET, name)
     except ApiError as err:
         if err.code == 404:
             raise ClusterSetError(f"no clusterset named {name}") from None
@@ -109,7 +109,7 @@ async def assign(api: Api, name: str, clusters: Iterable[str]) -> list[Outcome]:
     outcomes = []
     for cluster in clusters:
         try:
-            current = await api.get(kinds.MANAGED_CLUSTER, cluster)
+            current = await api.get(ocm.MANAGED_CLUSTER, cluster)
         except ApiError as err:
             if err.code == 404:
                 raise ClusterSetError(f"no managed cluster named {cluster}") from None
@@ -117,7 +117,7 @@ async def assign(api: Api, name: str, clusters: Iterable[str]) -> list[Outcome]:
         if (current["metadata"].get("labels") or {}).get(key) == value:
             outcomes.append(Outcome(f"{cluster} is already in clusterset {name}", changed=False))
             continue
-        await api.patch(kinds.MANAGED_CLUSTER, cluster, {"metadata": {"labels": {key: value}}})
+        await api.patch(ocm.MANAGED_CLUSTER, cluster, {"metadata": {"labels": {key: value}}})
         outcomes.append(Outcome(f"{cluster} is now in clusterset {name} ({key}={value})"))
     return outcomes
 
@@ -140,7 +140,7 @@ def _membership_label(cluster_set: Obj) -> tuple[str, str]:
 async def bind(api: Api, name: str, namespace: str) -> Outcome:
     body = {"metadata": {"name": name, "namespace": namespace}, "spec": {"clusterSet": name}}
     try:
-        await api.create(kinds.MANAGED_CLUSTER_SET_BINDING, body)
+        await api.create(ocm.MANAGED_CLUSTER_SET_BINDING, body)
     except ApiError as err:
         if err.code != 409:
             raise
@@ -150,7 +150,7 @@ async def bind(api: Api, name: str, namespace: str) -> Outcome:
 
 async def unbind(api: Api, name: str, namespace: str) -> Outcome:
     try:
-        await api.delete(kinds.MANAGED_CLUSTER_SET_BINDING, name, namespace=namespace)
+        await api.delete(ocm.MANAGED_CLUSTER_SET_BINDING, name, namespace=namespace)
     except ApiError as err:
         if err.code == 404:
             raise ClusterSetError(f"clusterset {name} is not bound to {namespace}") from None

@@ -12,12 +12,13 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from pyocm.api import kinds as ocm
 from pyocm.api import shapes, wellknown
 from pyocm.base.clock import Clock
 from pyocm.clustersets.membership import SelectorError, count_members
 from pyocm.clustersets.namespaces import ManagedNamespacesController, may_change, set_may_change
 from pyocm.kube.status import ApiError
-from pyocm.runtime import kinds, malformed
+from pyocm.runtime import malformed
 from pyocm.runtime.cache import key_of
 from pyocm.runtime.client import Api
 from pyocm.runtime.controller import Result
@@ -60,7 +61,7 @@ class SetStatusController:
             return  # admission refuses such sets; one stored before gets no status
         await set_condition(
             self.api,
-            kinds.MANAGED_CLUSTER_SET,
+            ocm.MANAGED_CLUSTER_SET,
             cluster_set,
             clock=self.clock,
             type=wellknown.CLUSTER_SET_EMPTY,
@@ -86,7 +87,7 @@ class BindingController:
         bound = self.sets.store.get(bound_set(binding)) is not None
         await set_condition(
             self.api,
-            kinds.MANAGED_CLUSTER_SET_BINDING,
+            ocm.MANAGED_CLUSTER_SET_BINDING,
             binding,
             clock=self.clock,
             type=wellknown.CLUSTER_SET_BOUND,
@@ -110,7 +111,7 @@ class DefaultSetsController:
             if current is None:
                 try:
                     await self.api.create(
-                        kinds.MANAGED_CLUSTER_SET,
+                        ocm.MANAGED_CLUSTER_SET,
                         {"metadata": {"name": name}, "spec": copy.deepcopy(spec)},
                     )
                 except ApiError as err:
@@ -125,7 +126,7 @@ class DefaultSetsController:
                 updated.setdefault("spec", {})["clusterSelector"] = copy.deepcopy(
                     spec["clusterSelector"]
                 )
-                await self.api.update(kinds.MANAGED_CLUSTER_SET, updated)
+                await self.api.update(ocm.MANAGED_CLUSTER_SET, updated)
         return Result(requeue_after=RESYNC)
 
 
@@ -134,9 +135,9 @@ def add_clusterset_controllers(
 ) -> None:
     """Add the cluster-set controllers to a hub manager (sharing its informers)."""
     api, clock = manager.api, manager.clock
-    sets = manager.informer(kinds.MANAGED_CLUSTER_SET)
-    clusters = manager.informer(kinds.MANAGED_CLUSTER)
-    bindings = manager.informer(kinds.MANAGED_CLUSTER_SET_BINDING)
+    sets = manager.informer(ocm.MANAGED_CLUSTER_SET)
+    clusters = manager.informer(ocm.MANAGED_CLUSTER)
+    bindings = manager.informer(ocm.MANAGED_CLUSTER_SET_BINDING)
 
     status = SetStatusController(api, sets, clusters, clock=clock)
     status_controller = manager.controller("clusterset-status", status.reconcile)

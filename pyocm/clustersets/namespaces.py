@@ -11,9 +11,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from pyocm.api import kinds as ocm
 from pyocm.api import shapes
 from pyocm.clustersets.membership import SelectorError, labels_of, matcher
-from pyocm.runtime import kinds, malformed
+from pyocm.runtime import malformed
 from pyocm.runtime.client import Api
 from pyocm.runtime.events import Recorder
 from pyocm.runtime.informer import Change, Informer
@@ -85,7 +86,7 @@ class ManagedNamespacesController:
             "metadata": {"resourceVersion": cluster["metadata"]["resourceVersion"]},
             "status": {"managedNamespaces": wanted},
         }
-        await self.api.patch(kinds.MANAGED_CLUSTER, name, patch, subresource="status")
+        await self.api.patch(ocm.MANAGED_CLUSTER, name, patch, subresource="status")
         await self.recorder.event(
             cluster,
             reason=EVENT_REASON,

@@ -12,8 +12,8 @@ from collections.abc import Iterable
 from typing import Any
 
 from pyocm.api import conditions, crds
+from pyocm.kube import kinds
 from pyocm.kube.status import ApiError
-from pyocm.runtime import kinds
 from pyocm.runtime.client import Api
 
 Obj = dict[str, Any]

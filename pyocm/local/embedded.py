@@ -16,10 +16,9 @@ from typing import Any
 
 from pyocm.apiserver.config import ServerConfig
 from pyocm.apiserver.server import HubServer
-from pyocm.kube import quantity
+from pyocm.kube import kinds, quantity
 from pyocm.kube.status import ApiError
 from pyocm.local import crdinstall
-from pyocm.runtime import kinds
 from pyocm.runtime.client import Api
 
 Obj = dict[str, Any]

@@ -13,9 +13,9 @@ from typing import Any
 
 import yaml  # type: ignore[import-untyped,unused-ignore]
 
+from pyocm.kube import kinds
 from pyocm.registration import bootstraptoken
 from pyocm.registration.agent.errors import AgentError
-from pyocm.runtime import kinds
 from pyocm.runtime.client import Api
 
 Obj = dict[str, Any]

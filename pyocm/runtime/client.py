@@ -2,9 +2,9 @@
 
 :class:`Api` is controller-runtime's ``client.Client`` in spirit: get, list, watch,
 create, update, patch (merge, JSON, strategic and server-side apply), delete, on any
-:class:`~pyocm.runtime.kinds.Kind` and its subresources, objects as plain dicts (the
+:class:`~pyocm.kube.kinds.Kind` and its subresources, objects as plain dicts (the
 shape the API serves, no model round trip). A Kind comes from the static constants in
-:mod:`~pyocm.runtime.kinds` (no discovery on hot paths) or, for anything else the
+:mod:`pyocm.kube.kinds` and :mod:`pyocm.api.kinds` (no discovery on hot paths) or, for anything else the
 server serves, CRDs included, from a :class:`~pyocm.runtime.restmapper.RESTMapper`.
 The wire is :mod:`~pyocm.runtime.transport`; failures are
 :class:`~pyocm.kube.status.ApiError` or :class:`~pyocm.runtime.errors.ApiConnectionError`.
@@ -21,11 +21,11 @@ from typing import Any, Literal
 
 from lightkube.config.kubeconfig import KubeConfig, SingleConfig
 
+from pyocm.kube.kinds import Kind
 from pyocm.kube.status import ApiError
 from pyocm.runtime import watchstream
 from pyocm.runtime.errors import ApiConnectionError as ApiConnectionError  # the verbs raise it
 from pyocm.runtime.errors import api_error
-from pyocm.runtime.kinds import Kind
 from pyocm.runtime.options import (
     PATCH_CONTENT_TYPES,
     FieldValidation,

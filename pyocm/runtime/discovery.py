@@ -14,8 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from pyocm.kube.kinds import Kind
 from pyocm.kube.status import ApiError
-from pyocm.runtime.kinds import Kind
 
 
 class Requester(Protocol):

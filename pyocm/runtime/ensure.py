@@ -19,10 +19,10 @@ import copy
 from collections.abc import Iterable
 from typing import Any
 
+from pyocm.kube.kinds import Kind
 from pyocm.kube.status import ApiError
 from pyocm.runtime.cache import Store, key_of
 from pyocm.runtime.client import Api
-from pyocm.runtime.kinds import Kind
 
 Obj = dict[str, Any]
 #: Top-level fields the API refuses to update (RBAC bindings' roleRef).

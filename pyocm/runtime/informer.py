@@ -22,11 +22,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from pyocm.base.clock import Clock, RealClock
+from pyocm.kube.kinds import Kind
 from pyocm.kube.status import ApiError
 from pyocm.runtime.cache import Store, key_of
 from pyocm.runtime.client import Api
 from pyocm.runtime.errors import ApiConnectionError
-from pyocm.runtime.kinds import Kind
 
 Obj = dict[str, Any]
 log = logging.getLogger(__name__)

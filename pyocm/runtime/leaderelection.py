@@ -16,9 +16,8 @@ import logging
 from typing import Any
 
 from pyocm.base.clock import Clock, RealClock
-from pyocm.kube import timefmt
+from pyocm.kube import kinds, timefmt
 from pyocm.kube.status import ApiError
-from pyocm.runtime import kinds
 from pyocm.runtime.client import Api
 from pyocm.runtime.errors import ApiConnectionError
 

@@ -14,10 +14,10 @@ from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 
 from pyocm.base.clock import Clock, RealClock
+from pyocm.kube.kinds import Kind
 from pyocm.runtime.client import Api
 from pyocm.runtime.controller import Controller
 from pyocm.runtime.informer import Informer
-from pyocm.runtime.kinds import Kind
 from pyocm.runtime.leaderelection import LeaderElector
 
 log = logging.getLogger(__name__)

@@ -1,7 +1,7 @@
 """Kinds the code does not name, mapped through discovery: GVK to resource and scope.
 
-The static constants of :mod:`~pyocm.runtime.kinds` stay the fast path for the kinds
-pyocm's own code addresses. A work agent applying whatever a ManifestWork carries, CRDs
+The static constants of :mod:`pyocm.kube.kinds` and :mod:`pyocm.api.kinds` stay the
+fast path for the kinds pyocm's own code addresses. A work agent applying whatever a ManifestWork carries, CRDs
 included, asks a :class:`RESTMapper` instead::
 
     mapper = RESTMapper(api)
@@ -22,9 +22,9 @@ import asyncio
 from dataclasses import dataclass, field
 
 from pyocm.base.clock import Clock, RealClock
+from pyocm.kube.kinds import Kind
 from pyocm.runtime import discovery
 from pyocm.runtime.discovery import APIResource, Requester
-from pyocm.runtime.kinds import Kind
 
 
 class NoKindMatchError(LookupError):

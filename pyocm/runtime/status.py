@@ -13,8 +13,8 @@ from typing import Any
 
 from pyocm.api import conditions
 from pyocm.base.clock import Clock
+from pyocm.kube.kinds import Kind
 from pyocm.runtime.client import Api
-from pyocm.runtime.kinds import Kind
 
 Obj = dict[str, Any]
 

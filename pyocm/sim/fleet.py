@@ -19,12 +19,13 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from pyocm.api import kinds as ocm
+from pyocm.kube import kinds
 from pyocm.kube.status import ApiError
 from pyocm.pki.kubeconfig import build_kubeconfig
 from pyocm.registration import bootstraptoken
 from pyocm.registration.agent.agent import AgentOptions, RegistrationAgent
 from pyocm.registration.hub.accept import AcceptError, accept_cluster
-from pyocm.runtime import kinds
 from pyocm.runtime.client import Api
 from pyocm.runtime.errors import ApiConnectionError
 from pyocm.sim.memory import ClusterShape, MemoryCluster
@@ -189,7 +190,7 @@ class Fleet:
             try:
                 await accept_cluster(self.admin, member.name, wait=True, timeout=30)
                 if len(spec) > 1:
-                    await self.admin.patch(kinds.MANAGED_CLUSTER, member.name, {"spec": spec})
+                    await self.admin.patch(ocm.MANAGED_CLUSTER, member.name, {"spec": spec})
             except (AcceptError, ApiError, ApiConnectionError) as err:
                 log.warning("sim: accepting %s: %s", member.name, err)
 

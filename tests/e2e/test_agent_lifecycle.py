@@ -12,14 +12,15 @@ from typing import Any
 import pytest
 import yaml
 
+from pyocm.api import kinds as ocm
 from pyocm.api import wellknown
 from pyocm.base.clock import FakeClock
+from pyocm.kube import kinds
 from pyocm.kube.status import ApiError
 from pyocm.pki.keys import generate_private_key
 from pyocm.registration.agent import certs
 from pyocm.registration.agent.agent import AgentOptions, RegistrationAgent
 from pyocm.registration.agent.managed import AGENT_NAMESPACE, KubeManagedSide
-from pyocm.runtime import kinds
 from pyocm.runtime.client import Api
 from pyocm.testing import HubProcess
 from tests.agents import (
@@ -50,17 +51,17 @@ async def test_an_agent_reaches_only_its_own_cluster(
     try:
         async with running_agent(api, hub, managed_a, a), running_agent(api, hub, managed_b, b):
             async with await agent_api(managed_a) as as_a:
-                await as_a.get(kinds.MANAGED_CLUSTER, a)
+                await as_a.get(ocm.MANAGED_CLUSTER, a)
                 await as_a.get(kinds.LEASE, "managed-cluster-lease", namespace=a)
                 for attempt in (
-                    as_a.get(kinds.MANAGED_CLUSTER, b),
+                    as_a.get(ocm.MANAGED_CLUSTER, b),
                     as_a.patch(
-                        kinds.MANAGED_CLUSTER,
+                        ocm.MANAGED_CLUSTER,
                         b,
                         {"status": {"clusterClaims": []}},
                         subresource="status",
                     ),
-                    as_a.patch(kinds.MANAGED_CLUSTER, b, {"spec": {"hubAcceptsClient": False}}),
+                    as_a.patch(ocm.MANAGED_CLUSTER, b, {"spec": {"hubAcceptsClient": False}}),
                     as_a.get(kinds.LEASE, "managed-cluster-lease", namespace=b),
                     as_a.get(kinds.NAMESPACE, b),
                     as_a.list(kinds.SECRET, namespace=b),
@@ -93,7 +94,7 @@ async def test_an_agent_reaches_only_its_own_cluster(
                 assert not (csr.get("status") or {}).get("conditions"), "a forged CSR stays pending"
 
             # Denied: access is cut at once (the lease can no longer be renewed).
-            await api.patch(kinds.MANAGED_CLUSTER, a, {"spec": {"hubAcceptsClient": False}})
+            await api.patch(ocm.MANAGED_CLUSTER, a, {"spec": {"hubAcceptsClient": False}})
 
             async def lease_refused() -> bool:
                 async with await agent_api(managed_a) as as_a:
@@ -116,7 +117,7 @@ async def test_lease_stops_unknown_and_unreachable_then_available_again(
     managed = await embedded(tmp_path, "m")
     try:
         async with running_agent(api, hub, managed, name):
-            await api.patch(kinds.MANAGED_CLUSTER, name, {"spec": {"leaseDurationSeconds": 1}})
+            await api.patch(ocm.MANAGED_CLUSTER, name, {"spec": {"leaseDurationSeconds": 1}})
             await asyncio.sleep(1.5)  # the agent picks up the shorter period
         cluster = await eventually(lambda: available(api, name, "Unknown"), timeout=20)
         unknown = condition(cluster, wellknown.CLUSTER_AVAILABLE)
@@ -124,7 +125,7 @@ async def test_lease_stops_unknown_and_unreachable_then_available_again(
         assert unknown["message"] == "Registration agent stopped updating its lease."
 
         async def unreachable() -> bool:
-            found = await api.get(kinds.MANAGED_CLUSTER, name)
+            found = await api.get(ocm.MANAGED_CLUSTER, name)
             return [t["key"] for t in found["spec"].get("taints") or []] == [
                 wellknown.TAINT_UNREACHABLE
             ]
@@ -135,7 +136,7 @@ async def test_lease_stops_unknown_and_unreachable_then_available_again(
             await eventually(lambda: available(api, name))
 
             async def untainted() -> bool:
-                return not (await api.get(kinds.MANAGED_CLUSTER, name))["spec"].get("taints")
+                return not (await api.get(ocm.MANAGED_CLUSTER, name))["spec"].get("taints")
 
             await eventually(untainted)
         listed = await api.list(kinds.CSR, labels=f"{wellknown.CLUSTER_NAME_LABEL}={name}")
@@ -218,8 +219,8 @@ async def test_one_cluster_joins_two_hubs_with_one_id(
                 api2, other, managed, name, hub_kubeconfig_secret="hub2-kubeconfig-secret"
             ),
         ):
-            first = await api.get(kinds.MANAGED_CLUSTER, name)
-            second = await api2.get(kinds.MANAGED_CLUSTER, name)
+            first = await api.get(ocm.MANAGED_CLUSTER, name)
+            second = await api2.get(ocm.MANAGED_CLUSTER, name)
         ids = [
             {c["name"]: c["value"] for c in x["status"]["clusterClaims"]}["id.k8s.io"]
             for x in (first, second)
@@ -324,7 +325,7 @@ async def test_bootstrap_kubeconfig_from_a_secret_is_followed(
         )
         await put_bootstrap(await bootstrap_kubeconfig(api, hub))
         await approve_pending(api, name)
-        await api.patch(kinds.MANAGED_CLUSTER, name, {"spec": {"hubAcceptsClient": True}})
+        await api.patch(ocm.MANAGED_CLUSTER, name, {"spec": {"hubAcceptsClient": True}})
         await eventually(lambda: available(api, name))
         # A new token for the same hub: the agent restarts its session with the same
         # certificate, as upstream restarts and finds its hub kubeconfig still valid.

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from pyocm.runtime import kinds
+from pyocm.api import kinds as ocm
+from pyocm.kube import kinds
 from pyocm.runtime.client import Api
 from pyocm.testing import HubProcess
 from tests.cli import pyocm
@@ -224,7 +225,7 @@ def test_mistakes_get_clear_errors(hub: HubProcess, unique: str) -> None:
 async def test_exclusive_label_sets_and_permissions(hub: HubProcess, api: Api, unique: str) -> None:
     region = "cluster.open-cluster-management.io/region"
     name, cluster = f"apac-{unique}", f"c-{unique}"
-    await api.create(kinds.MANAGED_CLUSTER, {"metadata": {"name": cluster}})
+    await api.create(ocm.MANAGED_CLUSTER, {"metadata": {"name": cluster}})
     k = ["--kubeconfig", str(hub.kubeconfig)]
     made = pyocm(
         "create", "clusterset", name, "--selector-type", "ExclusiveLabel",
@@ -233,7 +234,7 @@ async def test_exclusive_label_sets_and_permissions(hub: HubProcess, api: Api, u
     assert made.returncode == 0, made.stderr
     moved = pyocm("clusterset", "set", name, "--clusters", cluster, *k)
     assert moved.returncode == 0, moved.stderr
-    labels = (await api.get(kinds.MANAGED_CLUSTER, cluster))["metadata"]["labels"]
+    labels = (await api.get(ocm.MANAGED_CLUSTER, cluster))["metadata"]["labels"]
     assert labels[region] == f"apac-{unique}"
     again = pyocm("clusterset", "set", name, "--clusters", cluster, *k)
     assert again.stdout.strip() == f"{cluster} is already in clusterset {name}"

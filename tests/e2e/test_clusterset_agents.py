@@ -12,9 +12,10 @@ from typing import Any
 import pytest
 
 from pyocm.api import conditions
+from pyocm.api import kinds as ocm
+from pyocm.kube import kinds
 from pyocm.kube.status import ApiError
 from pyocm.registration.agent.namespaces import hub_label
-from pyocm.runtime import kinds
 from pyocm.runtime.client import Api
 from pyocm.testing import HubProcess
 from tests.agents import available, embedded, running_agent
@@ -57,7 +58,7 @@ def label_rule(*names: str) -> Obj:
 
 def set_members(api: Api, name: str, count: int) -> Callable[[], Awaitable[bool]]:
     async def check() -> bool:
-        found = await api.get(kinds.MANAGED_CLUSTER_SET, name)
+        found = await api.get(ocm.MANAGED_CLUSTER_SET, name)
         empty = conditions.find((found.get("status") or {}).get("conditions"), "ClusterSetEmpty")
         wanted = f"{count} ManagedClusters selected" if count else "No ManagedCluster selected"
         return bool(empty and empty["message"] == wanted)
@@ -66,7 +67,7 @@ def set_members(api: Api, name: str, count: int) -> Callable[[], Awaitable[bool]
 
 
 async def labels_of(api: Api, cluster: str) -> dict[str, str]:
-    return dict((await api.get(kinds.MANAGED_CLUSTER, cluster))["metadata"].get("labels") or {})
+    return dict((await api.get(ocm.MANAGED_CLUSTER, cluster))["metadata"].get("labels") or {})
 
 
 async def test_member_clusters_get_the_sets_namespaces(
@@ -76,12 +77,12 @@ async def test_member_clusters_get_the_sets_namespaces(
     managed = await embedded(tmp_path, "m")
     try:
         await api.create(
-            kinds.MANAGED_CLUSTER_SET,
+            ocm.MANAGED_CLUSTER_SET,
             cluster_set(team, managedNamespaces=[{"name": "apps"}, {"name": "tools"}]),
         )
         async with running_agent(api, hub, managed, name):
             await api.patch(
-                kinds.MANAGED_CLUSTER, name, {"metadata": {"labels": {SET_LABEL: team}}}
+                ocm.MANAGED_CLUSTER, name, {"metadata": {"labels": {SET_LABEL: team}}}
             )
             label = hub_label(hub.url)
 
@@ -90,7 +91,7 @@ async def test_member_clusters_get_the_sets_namespaces(
                 return bool(found["metadata"]["labels"].get(label) == value)
 
             async def reported() -> list[Obj]:
-                cluster = await api.get(kinds.MANAGED_CLUSTER, name)
+                cluster = await api.get(ocm.MANAGED_CLUSTER, name)
                 entries = cluster["status"].get("managedNamespaces") or []
                 assert [e["name"] for e in entries] == ["apps", "tools"]
                 for entry in entries:
@@ -107,12 +108,12 @@ async def test_member_clusters_get_the_sets_namespaces(
 
             # A namespace the set no longer manages stays, marked "false"; so does every
             # namespace once the cluster leaves the set.
-            found = await api.get(kinds.MANAGED_CLUSTER_SET, team)
+            found = await api.get(ocm.MANAGED_CLUSTER_SET, team)
             found["spec"]["managedNamespaces"] = [{"name": "apps"}]
-            await api.update(kinds.MANAGED_CLUSTER_SET, found)
+            await api.update(ocm.MANAGED_CLUSTER_SET, found)
             await eventually(lambda: applied("tools", "false"))
             await api.patch(
-                kinds.MANAGED_CLUSTER, name, {"metadata": {"labels": {SET_LABEL: "default"}}}
+                ocm.MANAGED_CLUSTER, name, {"metadata": {"labels": {SET_LABEL: "default"}}}
             )
             await eventually(lambda: applied("apps", "false"))
     finally:
@@ -136,7 +137,7 @@ async def test_example_1_an_apac_set_from_agent_published_regions(
     clusters = [await embedded(tmp_path, n) for n in ("tokyo", "paris", "rogue")]
     apacset = f"apacset-{unique}"
     await api.create(
-        kinds.MANAGED_CLUSTER_SET, cluster_set(apacset, exclusive_label(REGION, "apac"))
+        ocm.MANAGED_CLUSTER_SET, cluster_set(apacset, exclusive_label(REGION, "apac"))
     )
     caplog.set_level(logging.WARNING, logger="pyocm.registration.agent.labels")
     try:
@@ -183,11 +184,11 @@ async def test_example_2_a_team_binds_the_middleware_set(
     clusters = [await embedded(tmp_path, n) for n in ("mw", "plain")]
     middlewareenabledset = f"middlewareenabledset-{unique}"
     await api.create(
-        kinds.MANAGED_CLUSTER_SET,
+        ocm.MANAGED_CLUSTER_SET,
         cluster_set(middlewareenabledset, label_selector({MIDDLEWARE: "true"})),
     )
     other_set = f"other-{unique}"
-    await api.create(kinds.MANAGED_CLUSTER_SET, {"metadata": {"name": other_set}})
+    await api.create(ocm.MANAGED_CLUSTER_SET, {"metadata": {"name": other_set}})
     developer, namespace = f"dev-{unique}", f"dev-{unique}"
     user = subject("User", developer)
     await grant(
@@ -236,12 +237,12 @@ async def test_example_2_a_team_binds_the_middleware_set(
             await eventually(set_members(api, middlewareenabledset, 1))
             assert MIDDLEWARE not in await labels_of(api, without)
             async with Api.from_kubeconfig(hub.identity(developer).kubeconfig) as as_dev:
-                await as_dev.get(kinds.MANAGED_CLUSTER_SET, middlewareenabledset)
+                await as_dev.get(ocm.MANAGED_CLUSTER_SET, middlewareenabledset)
                 for attempt in (
-                    as_dev.get(kinds.MANAGED_CLUSTER_SET, other_set),
-                    as_dev.list(kinds.MANAGED_CLUSTER_SET),
+                    as_dev.get(ocm.MANAGED_CLUSTER_SET, other_set),
+                    as_dev.list(ocm.MANAGED_CLUSTER_SET),
                     as_dev.create(
-                        kinds.MANAGED_CLUSTER_SET_BINDING,
+                        ocm.MANAGED_CLUSTER_SET_BINDING,
                         {
                             "metadata": {"name": other_set, "namespace": namespace},
                             "spec": {"clusterSet": other_set},
@@ -252,7 +253,7 @@ async def test_example_2_a_team_binds_the_middleware_set(
                         await attempt
                     assert caught.value.code == 403
                 await as_dev.create(
-                    kinds.MANAGED_CLUSTER_SET_BINDING,
+                    ocm.MANAGED_CLUSTER_SET_BINDING,
                     {
                         "metadata": {"name": middlewareenabledset, "namespace": namespace},
                         "spec": {"clusterSet": middlewareenabledset},
@@ -261,7 +262,7 @@ async def test_example_2_a_team_binds_the_middleware_set(
 
                 async def bound() -> bool:
                     found = await as_dev.get(
-                        kinds.MANAGED_CLUSTER_SET_BINDING, middlewareenabledset, namespace=namespace
+                        ocm.MANAGED_CLUSTER_SET_BINDING, middlewareenabledset, namespace=namespace
                     )
                     condition = conditions.find(
                         (found.get("status") or {}).get("conditions"), "Bound"

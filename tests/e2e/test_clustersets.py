@@ -10,8 +10,9 @@ from typing import Any
 import pytest
 
 from pyocm.api import conditions
+from pyocm.api import kinds as ocm
+from pyocm.kube import kinds
 from pyocm.kube.status import ApiError
-from pyocm.runtime import kinds
 from pyocm.runtime.client import Api
 from pyocm.testing import HubProcess
 from tests.support import cluster_set, eventually, exclusive_label, grant, label_selector, subject
@@ -28,7 +29,7 @@ def hub(ocm_hub: HubProcess) -> HubProcess:
 
 def empty_condition(api: Api, name: str, message: str) -> Callable[[], Awaitable[bool]]:
     async def check() -> bool:
-        found = await api.get(kinds.MANAGED_CLUSTER_SET, name)
+        found = await api.get(ocm.MANAGED_CLUSTER_SET, name)
         condition = (
             conditions.find((found.get("status") or {}).get("conditions"), "ClusterSetEmpty") or {}
         )
@@ -39,39 +40,39 @@ def empty_condition(api: Api, name: str, message: str) -> Callable[[], Awaitable
 
 async def test_membership_follows_labels_for_each_selector_type(api: Api, unique: str) -> None:
     team, prod, apac = f"team-{unique}", f"prod-{unique}", f"apac-{unique}"
-    await api.create(kinds.MANAGED_CLUSTER_SET, {"metadata": {"name": team}})
+    await api.create(ocm.MANAGED_CLUSTER_SET, {"metadata": {"name": team}})
     await api.create(
-        kinds.MANAGED_CLUSTER_SET,
+        ocm.MANAGED_CLUSTER_SET,
         cluster_set(prod, label_selector({"env": unique})),
     )
     region = "cluster.open-cluster-management.io/region"
     await api.create(
-        kinds.MANAGED_CLUSTER_SET,
+        ocm.MANAGED_CLUSTER_SET,
         cluster_set(apac, exclusive_label(region, unique)),
     )
     for name in (team, prod, apac):
         await eventually(empty_condition(api, name, "No ManagedCluster selected"))
-        found = await api.get(kinds.MANAGED_CLUSTER_SET, name)
+        found = await api.get(ocm.MANAGED_CLUSTER_SET, name)
         condition = conditions.find(found["status"]["conditions"], "ClusterSetEmpty") or {}
         assert (condition["status"], condition["reason"]) == ("True", "NoClusterMatched")
 
     cluster = f"c-{unique}"
     await api.create(
-        kinds.MANAGED_CLUSTER,
+        ocm.MANAGED_CLUSTER,
         {"metadata": {"name": cluster, "labels": {SET_LABEL: team, "env": unique, region: unique}}},
     )
     for name in (team, prod, apac):
         await eventually(empty_condition(api, name, "1 ManagedClusters selected"))
-    found = await api.get(kinds.MANAGED_CLUSTER_SET, team)
+    found = await api.get(ocm.MANAGED_CLUSTER_SET, team)
     condition = conditions.find(found["status"]["conditions"], "ClusterSetEmpty") or {}
     assert (condition["status"], condition["reason"]) == ("False", "ClustersSelected")
 
     await api.patch(
-        kinds.MANAGED_CLUSTER, cluster, {"metadata": {"labels": {"env": "other", region: "emea"}}}
+        ocm.MANAGED_CLUSTER, cluster, {"metadata": {"labels": {"env": "other", region: "emea"}}}
     )
     for name in (prod, apac):
         await eventually(empty_condition(api, name, "No ManagedCluster selected"))
-    await api.delete(kinds.MANAGED_CLUSTER, cluster)
+    await api.delete(ocm.MANAGED_CLUSTER, cluster)
     await eventually(empty_condition(api, team, "No ManagedCluster selected"))
 
 
@@ -79,13 +80,13 @@ async def test_binding_is_bound_while_its_set_exists(api: Api, unique: str) -> N
     await api.create(kinds.NAMESPACE, {"metadata": {"name": unique}})
     name = f"s-{unique}"
     await api.create(
-        kinds.MANAGED_CLUSTER_SET_BINDING,
+        ocm.MANAGED_CLUSTER_SET_BINDING,
         {"metadata": {"name": name, "namespace": unique}, "spec": {"clusterSet": name}},
     )
 
     def bound(status: str, reason: str) -> Callable[[], Awaitable[bool]]:
         async def check() -> bool:
-            found = await api.get(kinds.MANAGED_CLUSTER_SET_BINDING, name, namespace=unique)
+            found = await api.get(ocm.MANAGED_CLUSTER_SET_BINDING, name, namespace=unique)
             condition = (
                 conditions.find((found.get("status") or {}).get("conditions"), "Bound") or {}
             )
@@ -94,16 +95,16 @@ async def test_binding_is_bound_while_its_set_exists(api: Api, unique: str) -> N
         return check
 
     await eventually(bound("False", "ClusterSetNotFound"))
-    await api.create(kinds.MANAGED_CLUSTER_SET, {"metadata": {"name": name}})
+    await api.create(ocm.MANAGED_CLUSTER_SET, {"metadata": {"name": name}})
     await eventually(bound("True", "ClusterSetBound"))
-    await api.delete(kinds.MANAGED_CLUSTER_SET, name)
+    await api.delete(ocm.MANAGED_CLUSTER_SET, name)
     await eventually(bound("False", "ClusterSetNotFound"))
 
 
 async def test_default_and_global_sets_are_kept(api: Api) -> None:
-    default = await eventually(lambda: api.get(kinds.MANAGED_CLUSTER_SET, "default"))
+    default = await eventually(lambda: api.get(ocm.MANAGED_CLUSTER_SET, "default"))
     assert default["spec"]["clusterSelector"] == {"selectorType": "ExclusiveClusterSetLabel"}
-    global_set = await eventually(lambda: api.get(kinds.MANAGED_CLUSTER_SET, "global"))
+    global_set = await eventually(lambda: api.get(ocm.MANAGED_CLUSTER_SET, "global"))
     assert global_set["spec"]["clusterSelector"] == {
         "selectorType": "LabelSelector",
         "labelSelector": {},
@@ -113,39 +114,39 @@ async def test_default_and_global_sets_are_kept(api: Api) -> None:
         "selectorType": "LabelSelector",
         "labelSelector": {"matchLabels": {"x": "y"}},
     }
-    await api.update(kinds.MANAGED_CLUSTER_SET, global_set)
+    await api.update(ocm.MANAGED_CLUSTER_SET, global_set)
 
     async def reset() -> bool:
-        found = await api.get(kinds.MANAGED_CLUSTER_SET, "global")
+        found = await api.get(ocm.MANAGED_CLUSTER_SET, "global")
         return bool(
             found["spec"]["clusterSelector"]
             == {"selectorType": "LabelSelector", "labelSelector": {}}
         )
 
     await eventually(reset)
-    await api.delete(kinds.MANAGED_CLUSTER_SET, "default")
-    await eventually(lambda: api.get(kinds.MANAGED_CLUSTER_SET, "default"))
+    await api.delete(ocm.MANAGED_CLUSTER_SET, "default")
+    await eventually(lambda: api.get(ocm.MANAGED_CLUSTER_SET, "default"))
 
 
 async def test_member_clusters_list_their_sets_managed_namespaces(api: Api, unique: str) -> None:
     team, prod = f"team-{unique}", f"prod-{unique}"
     await api.create(
-        kinds.MANAGED_CLUSTER_SET,
+        ocm.MANAGED_CLUSTER_SET,
         cluster_set(team, managedNamespaces=[{"name": "z"}, {"name": "a"}]),
     )
     await api.create(
-        kinds.MANAGED_CLUSTER_SET,
+        ocm.MANAGED_CLUSTER_SET,
         cluster_set(prod, label_selector({"env": unique}), managedNamespaces=[{"name": "apps"}]),
     )
     cluster = f"c-{unique}"
     await api.create(
-        kinds.MANAGED_CLUSTER,
+        ocm.MANAGED_CLUSTER,
         {"metadata": {"name": cluster, "labels": {SET_LABEL: team, "env": unique}}},
     )
 
     def listed(*expected: tuple[str, str]) -> Callable[[], Awaitable[Obj]]:
         async def check() -> Obj:
-            found = await api.get(kinds.MANAGED_CLUSTER, cluster)
+            found = await api.get(ocm.MANAGED_CLUSTER, cluster)
             entries = (found.get("status") or {}).get("managedNamespaces") or []
             assert [(e["clusterSet"], e["name"]) for e in entries] == list(expected)
             return found
@@ -166,20 +167,20 @@ async def test_member_clusters_list_their_sets_managed_namespaces(api: Api, uniq
         }
     ]
     await api.patch(
-        kinds.MANAGED_CLUSTER,
+        ocm.MANAGED_CLUSTER,
         cluster,
         {"status": {"managedNamespaces": entries}},
         subresource="status",
     )
-    team_set = await api.get(kinds.MANAGED_CLUSTER_SET, team)
+    team_set = await api.get(ocm.MANAGED_CLUSTER_SET, team)
     team_set["spec"]["managedNamespaces"] = [{"name": "a"}]
-    await api.update(kinds.MANAGED_CLUSTER_SET, team_set)
+    await api.update(ocm.MANAGED_CLUSTER_SET, team_set)
     found = await eventually(listed((prod, "apps"), (team, "a")))
     assert found["status"]["managedNamespaces"][0]["conditions"][0]["reason"] == "NamespaceApplied"
 
-    await api.patch(kinds.MANAGED_CLUSTER, cluster, {"metadata": {"labels": {"env": "other"}}})
+    await api.patch(ocm.MANAGED_CLUSTER, cluster, {"metadata": {"labels": {"env": "other"}}})
     await eventually(listed((team, "a")))
-    await api.delete(kinds.MANAGED_CLUSTER_SET, team)
+    await api.delete(ocm.MANAGED_CLUSTER_SET, team)
     await eventually(listed())
 
 
@@ -194,7 +195,7 @@ async def test_example_3_dev_and_qa_teams_move_clusters_only_into_their_own_set(
     group = "cluster.open-cluster-management.io"
     for team, own in teams.items():
         await api.create(
-            kinds.MANAGED_CLUSTER_SET, cluster_set(own, exclusive_label(SET_LABEL, own))
+            ocm.MANAGED_CLUSTER_SET, cluster_set(own, exclusive_label(SET_LABEL, own))
         )
         rules = [
             {"apiGroups": [group], "resources": ["managedclusters"], "verbs": ["create"]},
@@ -228,19 +229,19 @@ async def test_example_3_dev_and_qa_teams_move_clusters_only_into_their_own_set(
         other = next(s for s in teams.values() if s != own)
         member = hub.identity(f"{team}-member-{unique}", (f"{team}-{unique}",))
         async with Api.from_kubeconfig(member.kubeconfig) as as_member:
-            await as_member.create(kinds.MANAGED_CLUSTER, cluster(f"{team}-1-{unique}", own))
+            await as_member.create(ocm.MANAGED_CLUSTER, cluster(f"{team}-1-{unique}", own))
             with pytest.raises(ApiError) as caught:
-                await as_member.create(kinds.MANAGED_CLUSTER, cluster(f"{team}-2-{unique}", other))
+                await as_member.create(ocm.MANAGED_CLUSTER, cluster(f"{team}-2-{unique}", other))
             assert caught.value.code == 403
             assert f'ManagedClusterSet "{other}"' in caught.value.message
             with pytest.raises(ApiError) as caught:
                 await as_member.create(
-                    kinds.MANAGED_CLUSTER, {"metadata": {"name": f"{team}-3-{unique}"}}
+                    ocm.MANAGED_CLUSTER, {"metadata": {"name": f"{team}-3-{unique}"}}
                 )
             assert caught.value.code == 403, "no grant for the default set"
-            await as_member.get(kinds.MANAGED_CLUSTER_SET, own)
+            await as_member.get(ocm.MANAGED_CLUSTER_SET, own)
             with pytest.raises(ApiError) as caught:
-                await as_member.get(kinds.MANAGED_CLUSTER_SET, other)
+                await as_member.get(ocm.MANAGED_CLUSTER_SET, other)
             assert caught.value.code == 403
     for own in teams.values():
         await eventually(empty_condition(api, own, "1 ManagedClusters selected"))
@@ -252,7 +253,7 @@ async def test_example_3_dev_and_qa_teams_move_clusters_only_into_their_own_set(
         for name, target in ((f"qa-1-{unique}", teams["dev"]), (f"dev-1-{unique}", teams["qa"])):
             with pytest.raises(ApiError) as caught:
                 await as_dev.patch(
-                    kinds.MANAGED_CLUSTER, name, {"metadata": {"labels": {SET_LABEL: target}}}
+                    ocm.MANAGED_CLUSTER, name, {"metadata": {"labels": {SET_LABEL: target}}}
                 )
             assert caught.value.code == 403
 
@@ -265,13 +266,13 @@ async def test_no_default_or_global_set_with_the_gate_off(tmp_path: Path) -> Non
     try:
         async with Api.from_kubeconfig(process.kubeconfig) as api:
             # The set controllers run (a new set gets its condition) ...
-            await api.create(kinds.MANAGED_CLUSTER_SET, {"metadata": {"name": "probe"}})
+            await api.create(ocm.MANAGED_CLUSTER_SET, {"metadata": {"name": "probe"}})
             await eventually(empty_condition(api, "probe", "No ManagedCluster selected"))
             # ... but create neither default set, and new clusters stay unlabelled.
-            made = await api.create(kinds.MANAGED_CLUSTER, {"metadata": {"name": "c1"}})
+            made = await api.create(ocm.MANAGED_CLUSTER, {"metadata": {"name": "c1"}})
             assert SET_LABEL not in (made["metadata"].get("labels") or {})
             names = [
-                s["metadata"]["name"] for s in (await api.list(kinds.MANAGED_CLUSTER_SET))["items"]
+                s["metadata"]["name"] for s in (await api.list(ocm.MANAGED_CLUSTER_SET))["items"]
             ]
             assert names == ["probe"]
     finally:
@@ -285,14 +286,14 @@ async def test_sets_sharing_an_exclusive_key_never_overlap(api: Api, unique: str
     gold, silver = f"gold-{unique}", f"silver-{unique}"
     for name in (gold, silver):
         await api.create(
-            kinds.MANAGED_CLUSTER_SET,
+            ocm.MANAGED_CLUSTER_SET,
             cluster_set(name, exclusive_label(key, name)),
         )
     clusters = [f"c{i}-{unique}" for i in range(3)]
     for name, tier in zip(clusters, (gold, gold, silver), strict=True):
-        await api.create(kinds.MANAGED_CLUSTER, {"metadata": {"name": name, "labels": {key: tier}}})
+        await api.create(ocm.MANAGED_CLUSTER, {"metadata": {"name": name, "labels": {key: tier}}})
     await eventually(empty_condition(api, gold, "2 ManagedClusters selected"))
     await eventually(empty_condition(api, silver, "1 ManagedClusters selected"))
-    await api.patch(kinds.MANAGED_CLUSTER, clusters[0], {"metadata": {"labels": {key: silver}}})
+    await api.patch(ocm.MANAGED_CLUSTER, clusters[0], {"metadata": {"labels": {key: silver}}})
     await eventually(empty_condition(api, gold, "1 ManagedClusters selected"))
     await eventually(empty_condition(api, silver, "2 ManagedClusters selected"))

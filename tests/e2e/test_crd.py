@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 
+from pyocm.kube.kinds import CRD, Kind
 from pyocm.kube.status import ApiError
 from pyocm.runtime.client import Api
-from pyocm.runtime.kinds import CRD, Kind
 from pyocm.testing import HubProcess
 
 Obj = dict[str, Any]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 
-from pyocm.runtime import kinds
+from pyocm.kube import kinds
 from pyocm.runtime.client import Api
 
 

@@ -13,7 +13,9 @@ from typing import Any
 import pytest
 import pytest_asyncio
 
+from pyocm.api import kinds as ocm
 from pyocm.api import wellknown
+from pyocm.kube import kinds
 from pyocm.local.embedded import EmbeddedCluster, NodeShape
 from pyocm.pki.kubeconfig import build_kubeconfig
 from pyocm.registration import bootstraptoken
@@ -22,7 +24,6 @@ from pyocm.registration.agent.errors import AgentError
 from pyocm.registration.agent.managed import KubeManagedSide
 from pyocm.registration.agent.status import ClaimOptions
 from pyocm.registration.hub.accept import accept_cluster
-from pyocm.runtime import kinds
 from pyocm.runtime.client import Api
 from pyocm.sim.memory import MemoryCluster
 from pyocm.testing import HubProcess
@@ -54,11 +55,11 @@ async def test_join_accept_available_then_delete(
     name = f"join-{unique}"
     for index in range(3):
         await managed.api.create(
-            kinds.CLUSTER_CLAIM,
+            ocm.CLUSTER_CLAIM,
             {"metadata": {"name": f"custom-{index}"}, "spec": {"value": str(index)}},
         )
     await managed.api.create(
-        kinds.CLUSTER_CLAIM,
+        ocm.CLUSTER_CLAIM,
         {
             "metadata": {"name": "secret-ish", "labels": {wellknown.SPOKE_ONLY_LABEL: ""}},
             "spec": {"value": "x"},
@@ -75,7 +76,7 @@ async def test_join_accept_available_then_delete(
     )
     running = asyncio.create_task(agent.run())
     try:
-        created = await eventually(lambda: api.get(kinds.MANAGED_CLUSTER, name))
+        created = await eventually(lambda: api.get(ocm.MANAGED_CLUSTER, name))
         assert created["spec"]["hubAcceptsClient"] is False
         await eventually(
             lambda: asyncio.sleep(0, any(s.startswith("waiting for the hub admin") for s in states))
@@ -83,7 +84,7 @@ async def test_join_accept_available_then_delete(
         await accept(api, name)
 
         async def available() -> Obj | None:
-            cluster = await api.get(kinds.MANAGED_CLUSTER, name)
+            cluster = await api.get(ocm.MANAGED_CLUSTER, name)
             return (
                 cluster
                 if condition(cluster, wellknown.CLUSTER_AVAILABLE).get("status") == "True"
@@ -124,11 +125,11 @@ async def test_join_accept_available_then_delete(
 
         # Taints follow availability: the unreachable taint of a fresh cluster goes away.
         async def untainted() -> bool:
-            return not (await api.get(kinds.MANAGED_CLUSTER, name))["spec"].get("taints")
+            return not (await api.get(ocm.MANAGED_CLUSTER, name))["spec"].get("taints")
 
         await eventually(untainted)
 
-        await api.delete(kinds.MANAGED_CLUSTER, name)
+        await api.delete(ocm.MANAGED_CLUSTER, name)
         assert await asyncio.wait_for(running, 20) == "deleted"
     finally:
         running.cancel()
@@ -139,9 +140,9 @@ async def test_a_second_cluster_cannot_take_a_registered_name(
     hub: HubProcess, api: Api, managed: EmbeddedCluster, unique: str
 ) -> None:
     name = f"taken-{unique}"
-    await api.create(kinds.MANAGED_CLUSTER, {"metadata": {"name": name}})
+    await api.create(ocm.MANAGED_CLUSTER, {"metadata": {"name": name}})
     await api.patch(
-        kinds.MANAGED_CLUSTER,
+        ocm.MANAGED_CLUSTER,
         name,
         {"status": {"clusterClaims": [{"name": "id.k8s.io", "value": "another-uid"}]}},
         subresource="status",
@@ -199,7 +200,7 @@ async def test_auto_approval_joins_without_an_admin(
             try:
 
                 async def available() -> Obj | None:
-                    cluster = await hub_api.get(kinds.MANAGED_CLUSTER, "auto")
+                    cluster = await hub_api.get(ocm.MANAGED_CLUSTER, "auto")
                     return (
                         cluster
                         if condition(cluster, wellknown.CLUSTER_AVAILABLE).get("status") == "True"
@@ -216,10 +217,10 @@ async def test_auto_approval_joins_without_an_admin(
                 ]
                 # A later deny sticks: auto-acceptance happens once.
                 await hub_api.patch(
-                    kinds.MANAGED_CLUSTER, "auto", {"spec": {"hubAcceptsClient": False}}
+                    ocm.MANAGED_CLUSTER, "auto", {"spec": {"hubAcceptsClient": False}}
                 )
                 assert await asyncio.wait_for(running, 60) == "denied"
-                assert (await hub_api.get(kinds.MANAGED_CLUSTER, "auto"))["spec"][
+                assert (await hub_api.get(ocm.MANAGED_CLUSTER, "auto"))["spec"][
                     "hubAcceptsClient"
                 ] is False
             finally:
@@ -268,7 +269,7 @@ async def test_join_waits_out_missing_bootstrap_rights(
                 ],
             },
         )
-        await eventually(lambda: api.get(kinds.MANAGED_CLUSTER, name))
+        await eventually(lambda: api.get(ocm.MANAGED_CLUSTER, name))
         await eventually(
             lambda: asyncio.sleep(0, any(s.startswith("waiting for the hub admin") for s in states))
         )
@@ -292,7 +293,7 @@ async def test_accept_approves_the_csr_once_the_hub_granted_access(
         await eventually(asked)
         approved = await accept_cluster(api, name)
         assert len(approved) == 1
-        cluster = await api.get(kinds.MANAGED_CLUSTER, name)
+        cluster = await api.get(ocm.MANAGED_CLUSTER, name)
         assert condition(cluster, wellknown.CLUSTER_HUB_ACCEPTED).get("status") == "True", (
             "accepted before the certificate could be issued"
         )
@@ -307,13 +308,13 @@ async def test_accept_with_wait_returns_at_once_for_a_cluster_accepted_before(
     will ever ask to join. Waiting for a request would fail after the timeout."""
     name = f"again-{unique}"
     await api.create(
-        kinds.MANAGED_CLUSTER,
+        ocm.MANAGED_CLUSTER,
         {"metadata": {"name": name}, "spec": {"hubAcceptsClient": True}},
     )
     try:
         assert await accept_cluster(api, name, wait=True, timeout=5, grant_wait=0.5) == []
     finally:
-        await api.delete(kinds.MANAGED_CLUSTER, name)
+        await api.delete(ocm.MANAGED_CLUSTER, name)
 
 
 async def test_a_waiting_agent_sees_at_once_its_csr_deleted_or_denied(
@@ -325,7 +326,7 @@ async def test_a_waiting_agent_sees_at_once_its_csr_deleted_or_denied(
     states: list[str] = []
     bootstrap = await bootstrap_kubeconfig(api, hub)
     async with Api.from_config(bootstrap) as joining:  # the hub knows the new token
-        await eventually(lambda: joining.list(kinds.MANAGED_CLUSTER, fields="metadata.name=x"))
+        await eventually(lambda: joining.list(ocm.MANAGED_CLUSTER, fields="metadata.name=x"))
     agent = RegistrationAgent(
         bootstrap=bootstrap,
         managed=MemoryCluster(),

@@ -15,8 +15,9 @@ from typing import Any
 
 import pytest
 
+from pyocm.api import kinds as ocm
+from pyocm.kube import kinds
 from pyocm.kube.status import ApiError
-from pyocm.runtime import kinds
 from pyocm.runtime.client import Api
 from pyocm.testing import HubProcess
 from tests.support import grant, subject
@@ -136,7 +137,7 @@ async def test_label_permission_matrix(
     row = ROWS[row_id]
     cluster = f"c-{unique}"
     await api.create(
-        kinds.MANAGED_CLUSTER, {"metadata": {"name": cluster, "labels": dict(row.start)}}
+        ocm.MANAGED_CLUSTER, {"metadata": {"name": cluster, "labels": dict(row.start)}}
     )
     user, groups, who = subject_for(kind, unique, cluster)
     update: Obj = {
@@ -150,19 +151,19 @@ async def test_label_permission_matrix(
     async with Api.from_kubeconfig(hub.identity(user, groups).kubeconfig) as as_subject:
         patch = {"metadata": {"labels": row.change}}
         if row.denied is None:
-            patched = await as_subject.patch(kinds.MANAGED_CLUSTER, cluster, patch)
+            patched = await as_subject.patch(ocm.MANAGED_CLUSTER, cluster, patch)
             labels = patched["metadata"].get("labels") or {}
             for key, value in row.change.items():
                 assert labels.get(key) == value
             return
         with pytest.raises(ApiError) as caught:
-            await as_subject.patch(kinds.MANAGED_CLUSTER, cluster, patch)
+            await as_subject.patch(ocm.MANAGED_CLUSTER, cluster, patch)
     err = caught.value
     assert err.code == 403, err.message
     assert f'user "{user}"' in err.message
     for words in row.denied:
         assert words in err.message, err.message
-    after = await api.get(kinds.MANAGED_CLUSTER, cluster)
+    after = await api.get(ocm.MANAGED_CLUSTER, cluster)
     expected = {SET: "default", **row.start}  # the hub puts unlabelled clusters in "default"
     assert after["metadata"]["labels"] == expected, "a denied change loses nothing"
 
@@ -170,7 +171,7 @@ async def test_label_permission_matrix(
 async def test_an_agent_labels_only_its_own_cluster(hub: HubProcess, api: Api, unique: str) -> None:
     mine, other = f"mine-{unique}", f"other-{unique}"
     for name in (mine, other):
-        await api.create(kinds.MANAGED_CLUSTER, {"metadata": {"name": name}})
+        await api.create(ocm.MANAGED_CLUSTER, {"metadata": {"name": name}})
     user, groups, who = subject_for("agent", unique, mine)
     update = {
         "apiGroups": [GROUP],
@@ -181,11 +182,11 @@ async def test_an_agent_labels_only_its_own_cluster(hub: HubProcess, api: Api, u
     await grant(api, f"test:{unique}", who, [update, label("*")])
     patch = {"metadata": {"labels": {REGION: "apac"}}}
     async with Api.from_kubeconfig(hub.identity(user, groups).kubeconfig) as as_agent:
-        await as_agent.patch(kinds.MANAGED_CLUSTER, mine, patch)
+        await as_agent.patch(ocm.MANAGED_CLUSTER, mine, patch)
         with pytest.raises(ApiError) as caught:
-            await as_agent.patch(kinds.MANAGED_CLUSTER, other, patch)
+            await as_agent.patch(ocm.MANAGED_CLUSTER, other, patch)
     assert caught.value.code == 403
-    assert REGION not in ((await api.get(kinds.MANAGED_CLUSTER, other))["metadata"]["labels"])
+    assert REGION not in ((await api.get(ocm.MANAGED_CLUSTER, other))["metadata"]["labels"])
 
 
 async def test_creating_a_cluster_checks_its_labels(hub: HubProcess, api: Api, unique: str) -> None:
@@ -195,10 +196,10 @@ async def test_creating_a_cluster_checks_its_labels(hub: HubProcess, api: Api, u
     await grant(api, f"test:{unique}", who, [create, label(f"{SET}:dev-{unique}")])
     async with Api.from_kubeconfig(hub.identity(user, groups).kubeconfig) as as_user:
         with pytest.raises(ApiError) as unlabelled:
-            await as_user.create(kinds.MANAGED_CLUSTER, {"metadata": {"name": f"a-{unique}"}})
+            await as_user.create(ocm.MANAGED_CLUSTER, {"metadata": {"name": f"a-{unique}"}})
         with pytest.raises(ApiError) as region:
             await as_user.create(
-                kinds.MANAGED_CLUSTER,
+                ocm.MANAGED_CLUSTER,
                 {
                     "metadata": {
                         "name": f"b-{unique}",
@@ -207,7 +208,7 @@ async def test_creating_a_cluster_checks_its_labels(hub: HubProcess, api: Api, u
                 },
             )
         made = await as_user.create(
-            kinds.MANAGED_CLUSTER,
+            ocm.MANAGED_CLUSTER,
             {"metadata": {"name": f"c-{unique}", "labels": {SET: f"dev-{unique}"}}},
         )
     assert (
@@ -223,7 +224,7 @@ async def test_bind_permission_matrix(
     hub: HubProcess, api: Api, unique: str, kind: str, granted: str
 ) -> None:
     cluster_set, namespace = f"s-{unique}", f"ws-{unique}"
-    await api.create(kinds.MANAGED_CLUSTER_SET, {"metadata": {"name": cluster_set}})
+    await api.create(ocm.MANAGED_CLUSTER_SET, {"metadata": {"name": cluster_set}})
     await api.create(kinds.NAMESPACE, {"metadata": {"name": namespace}})
     user, groups, who = subject_for(kind, unique, f"c-{unique}")
     bindings: Obj = {
@@ -249,13 +250,13 @@ async def test_bind_permission_matrix(
     }
     async with Api.from_kubeconfig(hub.identity(user, groups).kubeconfig) as as_subject:
         if granted == "this set":
-            await as_subject.create(kinds.MANAGED_CLUSTER_SET_BINDING, body)
+            await as_subject.create(ocm.MANAGED_CLUSTER_SET_BINDING, body)
             return
         with pytest.raises(ApiError) as caught:
-            await as_subject.create(kinds.MANAGED_CLUSTER_SET_BINDING, body)
+            await as_subject.create(ocm.MANAGED_CLUSTER_SET_BINDING, body)
     assert caught.value.code == 403
     assert caught.value.message.endswith(
         f'user "{user}" is not allowed to bind cluster set "{cluster_set}"'
     )
-    listed = await api.list(kinds.MANAGED_CLUSTER_SET_BINDING, namespace=namespace)
+    listed = await api.list(ocm.MANAGED_CLUSTER_SET_BINDING, namespace=namespace)
     assert listed["items"] == []

@@ -8,8 +8,9 @@ from typing import Any
 
 import pytest
 
+from pyocm.api import kinds as ocm
+from pyocm.kube import kinds
 from pyocm.kube.status import ApiError
-from pyocm.runtime import kinds
 from pyocm.runtime.client import Api
 from pyocm.testing import HubProcess
 from tests.support import cluster_set, exclusive_label, grant, subject
@@ -27,7 +28,7 @@ async def refused(call: Any) -> ApiError:
 async def test_defaults_taint_stamps_and_the_default_set(api: Api, unique: str) -> None:
     taint = {"key": "a.example.com/x", "effect": "NoSelect", "timeAdded": "2001-01-01T00:00:00Z"}
     made = await api.create(
-        kinds.MANAGED_CLUSTER, {"metadata": {"name": unique}, "spec": {"taints": [taint]}}
+        ocm.MANAGED_CLUSTER, {"metadata": {"name": unique}, "spec": {"taints": [taint]}}
     )
     assert made["spec"]["leaseDurationSeconds"] == 60
     assert made["metadata"]["labels"][SET_LABEL] == "default"
@@ -41,10 +42,10 @@ async def test_defaults_taint_stamps_and_the_default_set(api: Api, unique: str) 
     # availability), so each edit is retried on a conflict.
     async def edit(change: Any) -> Obj:
         while True:
-            current = await api.get(kinds.MANAGED_CLUSTER, unique)
+            current = await api.get(ocm.MANAGED_CLUSTER, unique)
             change(current["spec"]["taints"])
             try:
-                return await api.update(kinds.MANAGED_CLUSTER, current)
+                return await api.update(ocm.MANAGED_CLUSTER, current)
             except ApiError as err:
                 if err.code != 409:
                     raise
@@ -71,12 +72,12 @@ async def test_defaults_taint_stamps_and_the_default_set(api: Api, unique: str) 
 
 async def test_names_and_urls_are_checked(api: Api, unique: str) -> None:
     err = await refused(
-        api.create(kinds.MANAGED_CLUSTER, {"metadata": {"name": f"{unique}.dotted"}})
+        api.create(ocm.MANAGED_CLUSTER, {"metadata": {"name": f"{unique}.dotted"}})
     )
     assert err.code == 400 and err.message.startswith("metadata.name format is not correct: ")
     spec = {"managedClusterClientConfigs": [{"url": "http://cluster.example.com"}]}
     err = await refused(
-        api.create(kinds.MANAGED_CLUSTER, {"metadata": {"name": unique}, "spec": spec})
+        api.create(ocm.MANAGED_CLUSTER, {"metadata": {"name": unique}, "spec": spec})
     )
     assert (
         err.code == 400
@@ -107,9 +108,9 @@ async def test_accepting_needs_the_accept_permission(
     user = f"operator-{unique}"
     await grant_user(api, user, [CLUSTERS, JOIN_DEFAULT])
     async with Api.from_kubeconfig(hub.identity(user).kubeconfig) as as_user:
-        await as_user.create(kinds.MANAGED_CLUSTER, {"metadata": {"name": unique}})
+        await as_user.create(ocm.MANAGED_CLUSTER, {"metadata": {"name": unique}})
         err = await refused(
-            as_user.patch(kinds.MANAGED_CLUSTER, unique, {"spec": {"hubAcceptsClient": True}})
+            as_user.patch(ocm.MANAGED_CLUSTER, unique, {"spec": {"hubAcceptsClient": True}})
         )
         assert err.code == 403
         assert err.message == (
@@ -118,7 +119,7 @@ async def test_accepting_needs_the_accept_permission(
         )
         err = await refused(
             as_user.create(
-                kinds.MANAGED_CLUSTER,
+                ocm.MANAGED_CLUSTER,
                 {"metadata": {"name": f"{unique}-x", "labels": {SET_LABEL: "team-a"}}},
             )
         )
@@ -134,7 +135,7 @@ async def test_accepting_needs_the_accept_permission(
     await grant_user(api, f"{user}-2", [CLUSTERS, JOIN_DEFAULT, accept])
     async with Api.from_kubeconfig(hub.identity(f"{user}-2").kubeconfig) as as_admin:
         patched = await as_admin.patch(
-            kinds.MANAGED_CLUSTER, unique, {"spec": {"hubAcceptsClient": True}}
+            ocm.MANAGED_CLUSTER, unique, {"spec": {"hubAcceptsClient": True}}
         )
         assert patched["spec"]["hubAcceptsClient"] is True
 
@@ -144,7 +145,7 @@ async def test_bindings_need_the_same_name_and_bind_permission(
 ) -> None:
     await api.create(kinds.NAMESPACE, {"metadata": {"name": unique}})
     binding = {"metadata": {"name": "other", "namespace": unique}, "spec": {"clusterSet": "team"}}
-    err = await refused(api.create(kinds.MANAGED_CLUSTER_SET_BINDING, binding))
+    err = await refused(api.create(ocm.MANAGED_CLUSTER_SET_BINDING, binding))
     assert err.code == 400
     assert (
         err.message
@@ -167,22 +168,22 @@ async def test_bindings_need_the_same_name_and_bind_permission(
             "metadata": {"name": "team", "namespace": unique},
             "spec": {"clusterSet": "team"},
         }
-        err = await refused(as_user.create(kinds.MANAGED_CLUSTER_SET_BINDING, binding))
+        err = await refused(as_user.create(ocm.MANAGED_CLUSTER_SET_BINDING, binding))
     assert err.code == 403
     assert err.message.endswith(f'user "{user}" is not allowed to bind cluster set "team"')
-    await api.create(kinds.MANAGED_CLUSTER_SET_BINDING, binding)
+    await api.create(ocm.MANAGED_CLUSTER_SET_BINDING, binding)
 
 
 async def test_a_registered_cluster_id_cannot_change(api: Api, unique: str) -> None:
-    made = await api.create(kinds.MANAGED_CLUSTER, {"metadata": {"name": unique}})
+    made = await api.create(ocm.MANAGED_CLUSTER, {"metadata": {"name": unique}})
 
     def claims(uid: str) -> Obj:
         return {"status": {"clusterClaims": [{"name": "id.k8s.io", "value": uid}]}}
 
-    await api.patch(kinds.MANAGED_CLUSTER, unique, claims("uid-1"), subresource="status")
-    await api.patch(kinds.MANAGED_CLUSTER, unique, claims("uid-1"), subresource="status")
+    await api.patch(ocm.MANAGED_CLUSTER, unique, claims("uid-1"), subresource="status")
+    await api.patch(ocm.MANAGED_CLUSTER, unique, claims("uid-1"), subresource="status")
     err = await refused(
-        api.patch(kinds.MANAGED_CLUSTER, unique, claims("uid-2"), subresource="status")
+        api.patch(ocm.MANAGED_CLUSTER, unique, claims("uid-2"), subresource="status")
     )
     assert err.code == 403
     assert 'registered by the cluster with id.k8s.io "uid-1"' in err.message
@@ -192,7 +193,7 @@ async def test_a_registered_cluster_id_cannot_change(api: Api, unique: str) -> N
 async def test_exclusive_label_sets_need_a_reserved_label(api: Api, unique: str) -> None:
     err = await refused(
         api.create(
-            kinds.MANAGED_CLUSTER_SET,
+            ocm.MANAGED_CLUSTER_SET,
             cluster_set(f"{unique}-a", {"selectorType": "ExclusiveLabel"}),
         )
     )
@@ -202,30 +203,30 @@ async def test_exclusive_label_sets_need_a_reserved_label(api: Api, unique: str)
         in err.message
     )
     wrong = exclusive_label("region", "apac")
-    err = await refused(api.create(kinds.MANAGED_CLUSTER_SET, cluster_set(f"{unique}-b", wrong)))
+    err = await refused(api.create(ocm.MANAGED_CLUSTER_SET, cluster_set(f"{unique}-b", wrong)))
     assert err.code == 422
     assert (
         'spec.clusterSelector.exclusiveLabel.key: Invalid value: "region": must start with'
         in err.message
     )
     right = exclusive_label("info.open-cluster-management.io/region", "apac")
-    await api.create(kinds.MANAGED_CLUSTER_SET, cluster_set(f"{unique}-c", right))
+    await api.create(ocm.MANAGED_CLUSTER_SET, cluster_set(f"{unique}-c", right))
     err = await refused(
         api.create(
-            kinds.MANAGED_CLUSTER_SET, cluster_set(f"{unique}-d", {"selectorType": "Whatever"})
+            ocm.MANAGED_CLUSTER_SET, cluster_set(f"{unique}-d", {"selectorType": "Whatever"})
         )
     )
     assert err.code == 422 and "Unsupported value" in err.message
 
 
 async def test_sets_are_not_bound_into_cluster_namespaces(api: Api, unique: str) -> None:
-    await api.create(kinds.MANAGED_CLUSTER, {"metadata": {"name": unique}})
+    await api.create(ocm.MANAGED_CLUSTER, {"metadata": {"name": unique}})
     await api.create(kinds.NAMESPACE, {"metadata": {"name": unique}})
     binding = {
         "metadata": {"name": "default", "namespace": unique},
         "spec": {"clusterSet": "default"},
     }
-    err = await refused(api.create(kinds.MANAGED_CLUSTER_SET_BINDING, binding))
+    err = await refused(api.create(ocm.MANAGED_CLUSTER_SET_BINDING, binding))
     assert err.code == 403
     assert (
         f'namespace "{unique}" is the cluster namespace of managed cluster "{unique}"'

@@ -10,11 +10,12 @@ from typing import Any
 import pytest
 
 from pyocm.api import conditions, wellknown
+from pyocm.api import kinds as ocm
+from pyocm.kube import kinds
 from pyocm.kube.status import ApiError
 from pyocm.pki.csr import build_csr
 from pyocm.pki.keys import generate_private_key
 from pyocm.registration.hub import rbac
-from pyocm.runtime import kinds
 from pyocm.runtime.client import Api
 from pyocm.testing import HubProcess
 from tests.support import eventually
@@ -43,12 +44,12 @@ def condition(cluster: Obj, type: str) -> Obj | None:
 async def test_accept_grants_access_deny_revokes_it_delete_cleans_up(api: Api, unique: str) -> None:
     name = f"c-{unique}"
     await api.create(
-        kinds.MANAGED_CLUSTER, {"metadata": {"name": name}, "spec": {"hubAcceptsClient": False}}
+        ocm.MANAGED_CLUSTER, {"metadata": {"name": name}, "spec": {"hubAcceptsClient": False}}
     )
 
     # Not accepted: the taint controller marks it unreachable, and nothing is granted.
     async def tainted() -> bool:
-        cluster = await api.get(kinds.MANAGED_CLUSTER, name)
+        cluster = await api.get(ocm.MANAGED_CLUSTER, name)
         taints = cluster["spec"].get("taints") or []
         return [(t["key"], t["effect"]) for t in taints] == [
             (wellknown.TAINT_UNREACHABLE, "NoSelect")
@@ -58,10 +59,10 @@ async def test_accept_grants_access_deny_revokes_it_delete_cleans_up(api: Api, u
     assert await missing(api, kinds.CLUSTER_ROLE, rbac.cluster_role_name(name))
     assert await missing(api, kinds.NAMESPACE, name)
 
-    await api.patch(kinds.MANAGED_CLUSTER, name, {"spec": {"hubAcceptsClient": True}})
+    await api.patch(ocm.MANAGED_CLUSTER, name, {"spec": {"hubAcceptsClient": True}})
 
     async def accepted() -> Obj | None:
-        cluster = await api.get(kinds.MANAGED_CLUSTER, name)
+        cluster = await api.get(ocm.MANAGED_CLUSTER, name)
         found = condition(cluster, wellknown.CLUSTER_HUB_ACCEPTED)
         return cluster if found and found["status"] == "True" else None
 
@@ -102,10 +103,10 @@ async def test_accept_grants_access_deny_revokes_it_delete_cleans_up(api: Api, u
     )
 
     # Deny: back to read-only on its own ManagedCluster, bindings gone, namespace kept.
-    await api.patch(kinds.MANAGED_CLUSTER, name, {"spec": {"hubAcceptsClient": False}})
+    await api.patch(ocm.MANAGED_CLUSTER, name, {"spec": {"hubAcceptsClient": False}})
 
     async def denied() -> bool:
-        cluster = await api.get(kinds.MANAGED_CLUSTER, name)
+        cluster = await api.get(ocm.MANAGED_CLUSTER, name)
         found = condition(cluster, wellknown.CLUSTER_HUB_ACCEPTED) or {}
         return found.get("status") == "False" and found.get("reason") == "HubClusterAdminDenied"
 
@@ -117,8 +118,8 @@ async def test_accept_grants_access_deny_revokes_it_delete_cleans_up(api: Api, u
     await api.get(kinds.NAMESPACE, name)
 
     # Delete: finalizers run, the cluster and its RBAC go; the namespace stays.
-    await api.delete(kinds.MANAGED_CLUSTER, name)
-    await eventually(lambda: missing(api, kinds.MANAGED_CLUSTER, name))
+    await api.delete(ocm.MANAGED_CLUSTER, name)
+    await eventually(lambda: missing(api, ocm.MANAGED_CLUSTER, name))
     assert await missing(api, kinds.CLUSTER_ROLE, rbac.cluster_role_name(name))
     assert await missing(api, kinds.CLUSTER_ROLE_BINDING, rbac.cluster_role_name(name))
     await api.get(kinds.NAMESPACE, name)
@@ -129,30 +130,30 @@ async def test_removal_deletes_manifestworks_before_letting_the_cluster_go(
 ) -> None:
     name = f"gc-{unique}"
     await api.create(
-        kinds.MANAGED_CLUSTER, {"metadata": {"name": name}, "spec": {"hubAcceptsClient": True}}
+        ocm.MANAGED_CLUSTER, {"metadata": {"name": name}, "spec": {"hubAcceptsClient": True}}
     )
     await eventually(lambda: api.get(kinds.NAMESPACE, name))
     work = {
         "metadata": {"name": "w", "namespace": name, "finalizers": ["test.example.com/hold"]},
         "spec": {"workload": {"manifests": []}},
     }
-    await api.create(kinds.MANIFEST_WORK, work)
-    await api.delete(kinds.MANAGED_CLUSTER, name)
+    await api.create(ocm.MANIFEST_WORK, work)
+    await api.delete(ocm.MANAGED_CLUSTER, name)
 
     async def remaining() -> bool:
-        cluster = await api.get(kinds.MANAGED_CLUSTER, name)
+        cluster = await api.get(ocm.MANAGED_CLUSTER, name)
         found = condition(cluster, wellknown.CLUSTER_DELETING) or {}
         return found.get("reason") == "ResourceRemaining"
 
     await eventually(remaining)
 
     async def asked_to_go() -> bool:
-        held = await api.get(kinds.MANIFEST_WORK, "w", namespace=name)
+        held = await api.get(ocm.MANIFEST_WORK, "w", namespace=name)
         return bool(held["metadata"].get("deletionTimestamp"))
 
     await eventually(asked_to_go)
-    await api.patch(kinds.MANIFEST_WORK, "w", {"metadata": {"finalizers": None}}, namespace=name)
-    await eventually(lambda: missing(api, kinds.MANAGED_CLUSTER, name), timeout=30)
+    await api.patch(ocm.MANIFEST_WORK, "w", {"metadata": {"finalizers": None}}, namespace=name)
+    await eventually(lambda: missing(api, ocm.MANAGED_CLUSTER, name), timeout=30)
 
 
 async def test_renewal_csr_is_approved_only_for_the_accepted_cluster_agent(
@@ -160,7 +161,7 @@ async def test_renewal_csr_is_approved_only_for_the_accepted_cluster_agent(
 ) -> None:
     name = f"r-{unique}"
     await api.create(
-        kinds.MANAGED_CLUSTER, {"metadata": {"name": name}, "spec": {"hubAcceptsClient": True}}
+        ocm.MANAGED_CLUSTER, {"metadata": {"name": name}, "spec": {"hubAcceptsClient": True}}
     )
     await eventually(
         lambda: api.get(kinds.ROLE_BINDING, rbac.registration_binding_name(name), namespace=name)

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from pyocm.api import conditions, wellknown
-from pyocm.kube import timefmt
-from pyocm.runtime import kinds
+from pyocm.api import kinds as ocm
+from pyocm.kube import kinds, timefmt
 from pyocm.runtime.client import Api
 from pyocm.sim.fleet import Fleet, FleetOptions
 from pyocm.testing import HubProcess
@@ -53,7 +53,7 @@ async def test_simulated_clusters_join_report_and_renew(
     async with running(fleet):
         await eventually(lambda: asyncio.sleep(0, fleet.counts().get("available") == 4), timeout=60)
         for member in fleet.members:
-            cluster = await api.get(kinds.MANAGED_CLUSTER, member.name)
+            cluster = await api.get(ocm.MANAGED_CLUSTER, member.name)
             found = cluster["status"]["conditions"]
             assert conditions.is_true(found, wellknown.CLUSTER_JOINED)
             assert cluster["spec"]["leaseDurationSeconds"] == 30
@@ -124,7 +124,7 @@ async def test_a_rotation_storm_renews_every_certificate_at_once(
         # is no reason to renew the lease again at once.
         await eventually(lambda: asyncio.sleep(0, fleet.counts().get("available") == 3), timeout=60)
         for member in fleet.members:
-            cluster = await api.get(kinds.MANAGED_CLUSTER, member.name)
+            cluster = await api.get(ocm.MANAGED_CLUSTER, member.name)
             assert conditions.is_true(
                 cluster["status"]["conditions"], wellknown.CLUSTER_CERTIFICATE_ROTATED
             )

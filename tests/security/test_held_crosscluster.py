@@ -23,12 +23,13 @@ from typing import Any
 import orjson
 import pytest
 
+from pyocm.api import kinds as ocm
 from pyocm.api import wellknown
+from pyocm.kube import kinds
 from pyocm.pki.csr import build_csr
 from pyocm.pki.keys import generate_private_key
 from pyocm.registration.agent import certs
 from pyocm.registration.hub import rbac
-from pyocm.runtime import kinds
 from pyocm.runtime.client import Api
 from pyocm.testing import Client, HubProcess, Identity
 from tests.support import eventually
@@ -66,7 +67,7 @@ def _agent(hub: HubProcess, cluster: str) -> Identity:
 
 async def _accepted(api: Api, hub: HubProcess, world: World, name: str) -> None:
     await api.create(
-        kinds.MANAGED_CLUSTER, {"metadata": {"name": name}, "spec": {"hubAcceptsClient": True}}
+        ocm.MANAGED_CLUSTER, {"metadata": {"name": name}, "spec": {"hubAcceptsClient": True}}
     )
     await eventually(
         lambda: api.get(kinds.ROLE_BINDING, rbac.registration_binding_name(name), namespace=name)
@@ -75,7 +76,7 @@ async def _accepted(api: Api, hub: HubProcess, world: World, name: str) -> None:
     await eventually(lambda: api.get(kinds.CLUSTER_ROLE_BINDING, rbac.cluster_role_name(name)))
     await eventually(lambda: api.get(kinds.LEASE, LEASE, namespace=name))
     await api.create(
-        kinds.MANIFEST_WORK,
+        ocm.MANIFEST_WORK,
         {"metadata": {"name": "work", "namespace": name}, "spec": {"workload": {"manifests": []}}},
     )
     await api.create(

@@ -18,12 +18,13 @@ import pytest
 import pytest_asyncio
 
 from pyocm.api import conditions, wellknown
+from pyocm.api import kinds as ocm
+from pyocm.kube import kinds
 from pyocm.pki.csr import build_csr
 from pyocm.pki.keys import generate_private_key
 from pyocm.registration import bootstraptoken
 from pyocm.registration.hub import rbac
 from pyocm.registration.hub.accept import AcceptError, accept_cluster
-from pyocm.runtime import kinds
 from pyocm.runtime.client import Api
 from pyocm.testing import Client, HubProcess, Identity
 from tests.cli import pyocm
@@ -81,7 +82,7 @@ def csr_body(name: str, *, cluster: str, common_name: str) -> Obj:
 async def accepted_agent(hub: HubProcess, api: Api, cluster: str) -> Identity:
     """Cluster ``cluster``, accepted, and a certificate for its agent: agent A."""
     await api.create(
-        kinds.MANAGED_CLUSTER, {"metadata": {"name": cluster}, "spec": {"hubAcceptsClient": True}}
+        ocm.MANAGED_CLUSTER, {"metadata": {"name": cluster}, "spec": {"hubAcceptsClient": True}}
     )
     await eventually(
         lambda: api.get(
@@ -101,7 +102,7 @@ async def test_accept_refuses_a_csr_that_another_clusters_agent_made(
     thief, victim = f"ca-{unique}", f"cb-{unique}"
     identity = await accepted_agent(hub, api, thief)
     await with_token.create(
-        kinds.MANAGED_CLUSTER, {"metadata": {"name": victim}, "spec": {"hubAcceptsClient": False}}
+        ocm.MANAGED_CLUSTER, {"metadata": {"name": victim}, "spec": {"hubAcceptsClient": False}}
     )
     stolen = f"{victim}-zzzz0000"
     async with Api.from_kubeconfig(identity.kubeconfig) as as_thief:
@@ -116,7 +117,7 @@ async def test_accept_refuses_a_csr_that_another_clusters_agent_made(
     assert f"CSR {stolen}" in refused.stderr and identity.user in refused.stderr, refused.stderr
     assert "not a bootstrap identity" in refused.stderr
     assert await decision(api, stolen) == [], "the stolen CSR stays undecided"
-    cluster = await api.get(kinds.MANAGED_CLUSTER, victim)
+    cluster = await api.get(ocm.MANAGED_CLUSTER, victim)
     assert cluster["spec"]["hubAcceptsClient"] is False, "nothing to accept the cluster for"
 
 
@@ -126,7 +127,7 @@ async def test_accept_approves_the_bootstrap_csr_and_names_the_one_it_skips(
     thief, victim = f"ca-{unique}", f"cb-{unique}"
     identity = await accepted_agent(hub, api, thief)
     await with_token.create(
-        kinds.MANAGED_CLUSTER, {"metadata": {"name": victim}, "spec": {"hubAcceptsClient": False}}
+        ocm.MANAGED_CLUSTER, {"metadata": {"name": victim}, "spec": {"hubAcceptsClient": False}}
     )
     own, stolen = f"{victim}-own", f"{victim}-stolen"
     await with_token.create(kinds.CSR, csr_body(own, cluster=victim, common_name=agent_of(victim)))
@@ -147,7 +148,7 @@ async def test_accept_refuses_pending_csrs_of_different_agents(
     """Two agents asking for one cluster name: upstream's clusteradm approves neither."""
     name = f"two-{unique}"
     await with_token.create(
-        kinds.MANAGED_CLUSTER, {"metadata": {"name": name}, "spec": {"hubAcceptsClient": False}}
+        ocm.MANAGED_CLUSTER, {"metadata": {"name": name}, "spec": {"hubAcceptsClient": False}}
     )
     for agent in ("agent1", "agent2"):
         await with_token.create(
@@ -161,7 +162,7 @@ async def test_accept_refuses_pending_csrs_of_different_agents(
     assert f"{name}-agent1" in str(raised.value) and f"{name}-agent2" in str(raised.value)
     for agent in ("agent1", "agent2"):
         assert await decision(api, f"{name}-{agent}") == []
-    assert (await api.get(kinds.MANAGED_CLUSTER, name))["spec"]["hubAcceptsClient"] is False
+    assert (await api.get(ocm.MANAGED_CLUSTER, name))["spec"]["hubAcceptsClient"] is False
 
 
 async def test_the_renewal_approver_renews_only_a_clusters_own_agent(
@@ -214,7 +215,7 @@ async def test_the_bootstrap_token_cannot_rewrite_clusters_or_csrs(
     hub: HubProcess, api: Api, token: str, unique: str
 ) -> None:
     pending, accepted = f"pend-{unique}", f"acc-{unique}"
-    await api.create(kinds.MANAGED_CLUSTER, {"metadata": {"name": pending}, "spec": {}})
+    await api.create(ocm.MANAGED_CLUSTER, {"metadata": {"name": pending}, "spec": {}})
     await accepted_agent(hub, api, accepted)
     async with Client(hub.token_kubeconfig(f"raw-{unique}", token)) as joiner:
         code, cluster = await joiner.get(f"{CLUSTERS}/{pending}")
@@ -244,7 +245,7 @@ async def test_the_bootstrap_token_cannot_rewrite_clusters_or_csrs(
         assert code == 200, answer
         code, answer = await joiner.get(f"{CSRS}?watch=true&timeoutSeconds=1")
         assert code == 200, answer
-    assert (await api.get(kinds.MANAGED_CLUSTER, accepted))["spec"].get(
+    assert (await api.get(ocm.MANAGED_CLUSTER, accepted))["spec"].get(
         "leaseDurationSeconds"
     ) != 100000
 

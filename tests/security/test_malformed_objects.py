@@ -10,8 +10,9 @@ from typing import Any
 
 import pytest
 
+from pyocm.api import kinds as ocm
 from pyocm.api import wellknown
-from pyocm.runtime import kinds
+from pyocm.kube import kinds
 from pyocm.runtime.client import Api
 from pyocm.testing import HubProcess
 from tests.support import eventually
@@ -27,15 +28,15 @@ def hub(ocm_hub: HubProcess) -> HubProcess:
 
 async def test_managed_cluster_without_spec_gets_upstreams_defaults(api: Api, unique: str) -> None:
     name = f"nospec-{unique}"
-    created = await api.create(kinds.MANAGED_CLUSTER, {"metadata": {"name": name}})
+    created = await api.create(ocm.MANAGED_CLUSTER, {"metadata": {"name": name}})
     # Upstream's webhook re-serialises the Go struct (hubAcceptsClient has no omitempty),
     # then the schema's default for leaseDurationSeconds applies.
     assert created["spec"] == {"hubAcceptsClient": False, "leaseDurationSeconds": 60}
-    stored = await api.get(kinds.MANAGED_CLUSTER, name)
+    stored = await api.get(ocm.MANAGED_CLUSTER, name)
     assert stored["spec"]["hubAcceptsClient"] is False
 
     async def tainted() -> bool:
-        cluster = await api.get(kinds.MANAGED_CLUSTER, name)
+        cluster = await api.get(ocm.MANAGED_CLUSTER, name)
         keys = [t["key"] for t in cluster["spec"].get("taints") or []]
         return keys == [wellknown.TAINT_UNREACHABLE]
 
@@ -44,13 +45,13 @@ async def test_managed_cluster_without_spec_gets_upstreams_defaults(api: Api, un
 
 async def test_managed_cluster_with_null_spec_gets_defaults(api: Api, unique: str) -> None:
     name = f"nullspec-{unique}"
-    created = await api.create(kinds.MANAGED_CLUSTER, {"metadata": {"name": name}, "spec": None})
+    created = await api.create(ocm.MANAGED_CLUSTER, {"metadata": {"name": name}, "spec": None})
     assert created["spec"]["hubAcceptsClient"] is False
     assert created["spec"]["leaseDurationSeconds"] == 60
 
 
 async def test_cluster_set_without_spec_selects_by_its_label(api: Api, unique: str) -> None:
-    created = await api.create(kinds.MANAGED_CLUSTER_SET, {"metadata": {"name": f"s-{unique}"}})
+    created = await api.create(ocm.MANAGED_CLUSTER_SET, {"metadata": {"name": f"s-{unique}"}})
     assert created["spec"]["clusterSelector"]["selectorType"] == "ExclusiveClusterSetLabel"
 
 
@@ -545,7 +546,7 @@ async def test_an_agent_keeps_running_over_its_malformed_lease_and_cluster(
             running_agent(api, own, managed, name) as agent,
         ):
             # Renewals every second, so the agent reads its lease within the test.
-            await api.patch(kinds.MANAGED_CLUSTER, name, {"spec": {"leaseDurationSeconds": 1}})
+            await api.patch(ocm.MANAGED_CLUSTER, name, {"spec": {"leaseDurationSeconds": 1}})
             own.stop()
             db = own.data_dir / "state.db"
             _corrupt(db, f"/leases/{name}/managed-cluster-lease", _malformed_lease)

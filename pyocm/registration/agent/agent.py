@@ -24,6 +24,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from pyocm.api import kinds as ocm
 from pyocm.api import shapes
 from pyocm.base.clock import Clock, RealClock
 from pyocm.kube import names
@@ -35,7 +36,6 @@ from pyocm.registration.agent.errors import AgentError, AgentStopped, Rebootstra
 from pyocm.registration.agent.managed import ManagedSide
 from pyocm.registration.agent.running import Session
 from pyocm.registration.agent.status import ClaimOptions
-from pyocm.runtime import kinds
 from pyocm.runtime.client import Api
 from pyocm.runtime.errors import ApiConnectionError
 
@@ -256,7 +256,7 @@ class RegistrationAgent:
 
     async def _ensure_cluster(self, api: Api, subject: certs.Subject) -> None:
         try:
-            cluster = await api.get(kinds.MANAGED_CLUSTER, subject.cluster)
+            cluster = await api.get(ocm.MANAGED_CLUSTER, subject.cluster)
         except ApiError as err:
             # 403: not allowed to read it (yet?): creating it may be allowed all the same,
             # and if that is refused too, _join retries. Skipping the creation would leave
@@ -280,7 +280,7 @@ class RegistrationAgent:
             ]
         try:
             await api.create(
-                kinds.MANAGED_CLUSTER, {"metadata": {"name": subject.cluster}, "spec": spec}
+                ocm.MANAGED_CLUSTER, {"metadata": {"name": subject.cluster}, "spec": spec}
             )
         except ApiError as err:
             if err.code != 409:

@@ -19,11 +19,11 @@ from typing import Any, Literal
 
 from pyocm.api import conditions
 from pyocm.base.clock import Clock
+from pyocm.kube import kinds
 from pyocm.kube.status import ApiError
 from pyocm.pki import keys
 from pyocm.registration.agent import certs
 from pyocm.registration.agent.errors import AgentError
-from pyocm.runtime import kinds
 from pyocm.runtime.client import Api
 from pyocm.runtime.errors import ApiConnectionError
 

@@ -14,9 +14,9 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
+from pyocm.api import kinds as ocm
 from pyocm.kube import names
 from pyocm.kube.status import ApiError
-from pyocm.runtime import kinds
 from pyocm.runtime.client import Api
 from pyocm.runtime.errors import ApiConnectionError
 
@@ -72,7 +72,7 @@ class LabelPublisher:
             self.refused = None
             return
         try:
-            await api.update(kinds.MANAGED_CLUSTER, updated)
+            await api.update(ocm.MANAGED_CLUSTER, updated)
         except ApiError as err:
             if err.code == 409:
                 return  # the next version of the cluster brings another try

@@ -12,8 +12,9 @@ from typing import Any, Protocol
 
 import yaml  # type: ignore[import-untyped,unused-ignore]
 
+from pyocm.api import kinds as ocm
+from pyocm.kube import kinds
 from pyocm.kube.status import ApiError
-from pyocm.runtime import kinds
 from pyocm.runtime.client import Api
 from pyocm.runtime.errors import ApiConnectionError
 
@@ -155,7 +156,7 @@ class KubeManagedSide:
 
     async def claims(self) -> list[Obj]:
         try:
-            return list((await self.api.list_all(kinds.CLUSTER_CLAIM)).get("items") or [])
+            return list((await self.api.list_all(ocm.CLUSTER_CLAIM)).get("items") or [])
         except ApiError as err:
             if err.code == 404:  # no ClusterClaim API on this cluster
                 return []
@@ -164,7 +165,7 @@ class KubeManagedSide:
     async def ensure_claim(self, name: str, value: str) -> None:
         body = {"metadata": {"name": name}, "spec": {"value": value}}
         try:
-            await self.api.create(kinds.CLUSTER_CLAIM, body)
+            await self.api.create(ocm.CLUSTER_CLAIM, body)
         except ApiError as err:
             if err.code not in (404, 409):
                 raise

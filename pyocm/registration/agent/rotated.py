@@ -8,11 +8,11 @@ from typing import Any
 
 from cryptography import x509
 
+from pyocm.api import kinds as ocm
 from pyocm.api import wellknown
 from pyocm.base.clock import Clock
 from pyocm.kube.status import ApiError
 from pyocm.registration.agent import certs
-from pyocm.runtime import kinds
 from pyocm.runtime.client import Api
 from pyocm.runtime.errors import ApiConnectionError
 from pyocm.runtime.retry import retry_on_conflict
@@ -38,11 +38,11 @@ async def report_rotation(
 
     async def attempt() -> None:
         nonlocal view
-        current = view if view is not None else await api.get(kinds.MANAGED_CLUSTER, name)
+        current = view if view is not None else await api.get(ocm.MANAGED_CLUSTER, name)
         view = None
         await set_condition(
             api,
-            kinds.MANAGED_CLUSTER,
+            ocm.MANAGED_CLUSTER,
             current,
             clock=clock,
             type=wellknown.CLUSTER_CERTIFICATE_ROTATED,

@@ -16,8 +16,9 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from pyocm.api import conditions, shapes, wellknown
+from pyocm.api import kinds as ocm
 from pyocm.api import schema as s
-from pyocm.kube import patches, timefmt
+from pyocm.kube import kinds, patches, timefmt
 from pyocm.kube.status import ApiError
 from pyocm.pki import keys
 from pyocm.registration.agent import certs, credentials, namespaces
@@ -26,7 +27,7 @@ from pyocm.registration.agent.errors import AgentStopped, Rebootstrap
 from pyocm.registration.agent.labels import LabelPublisher
 from pyocm.registration.agent.rotated import report_rotation
 from pyocm.registration.agent.status import StatusReporter
-from pyocm.runtime import kinds, malformed
+from pyocm.runtime import malformed
 from pyocm.runtime.client import Api
 from pyocm.runtime.errors import ApiConnectionError
 from pyocm.runtime.informer import Informer
@@ -112,7 +113,7 @@ class Session:
             # refusals for the first ~20 s of backoff are expected, not warnings.
             informer = Informer(
                 api,
-                kinds.MANAGED_CLUSTER,
+                ocm.MANAGED_CLUSTER,
                 fields=f"metadata.name={self.subject.cluster}",
                 quiet_failures=8,
             )
@@ -200,7 +201,7 @@ class Session:
                 "status": patches.create_merge_patch(stored.get("status"), status),
             }
             stored = await self.api.patch(
-                kinds.MANAGED_CLUSTER, self.subject.cluster, patch, subresource="status"
+                ocm.MANAGED_CLUSTER, self.subject.cluster, patch, subresource="status"
             )
         # Labels go on the object as stored: its spec is not the agent's to repair.
         await self.labels.publish(self.api, stored)

@@ -18,11 +18,11 @@ from datetime import UTC, datetime
 from typing import Any
 
 from pyocm.api import conditions, wellknown
-from pyocm.kube import timefmt
+from pyocm.api import kinds as ocm
+from pyocm.kube import kinds, timefmt
 from pyocm.kube.status import ApiError
 from pyocm.registration.hub.csrapproval import checked_subject
 from pyocm.registration.hub.requesters import join_refusal
-from pyocm.runtime import kinds
 from pyocm.runtime.client import Api
 
 Obj = dict[str, Any]
@@ -83,7 +83,7 @@ async def accept_cluster(
     # place then): the agent's first requests with its new certificate are not refused,
     # so it does not back off while the hub catches up.
     await _wait_for_cluster(api, name, deadline)
-    await api.patch(kinds.MANAGED_CLUSTER, name, {"spec": {"hubAcceptsClient": True}})
+    await api.patch(ocm.MANAGED_CLUSTER, name, {"spec": {"hubAcceptsClient": True}})
     await _wait_for_grant(api, name, until=min(deadline, _now() + grant_wait))
     approved = []
     for csr, _ in requests.approvable:
@@ -149,7 +149,7 @@ async def _wait_for_grant(api: Api, name: str, *, until: float) -> None:
         return
     try:
         events = api.watch(
-            kinds.MANAGED_CLUSTER,
+            ocm.MANAGED_CLUSTER,
             fields=f"metadata.name={name}",
             timeout_seconds=math.ceil(seconds),
         )
@@ -188,7 +188,7 @@ def _accepted(cluster: Obj | None) -> bool:
 
 async def find_cluster(api: Api, name: str) -> Obj | None:
     try:
-        return await api.get(kinds.MANAGED_CLUSTER, name)
+        return await api.get(ocm.MANAGED_CLUSTER, name)
     except ApiError as err:
         if err.code == 404:
             return None

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from pyocm.kube import kinds
 from pyocm.registration.hub import rbac
-from pyocm.runtime import kinds
 from pyocm.runtime.cache import Store
 from pyocm.runtime.client import Api
 from pyocm.runtime.ensure import delete_if_present, ensure

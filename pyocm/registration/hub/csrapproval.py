@@ -31,11 +31,10 @@ from typing import Any
 
 from pyocm.api import conditions, wellknown
 from pyocm.base.clock import Clock
-from pyocm.kube import timefmt
+from pyocm.kube import kinds, timefmt
 from pyocm.pki.csr import CsrError, read_subject
 from pyocm.registration.hub import rbac
 from pyocm.registration.hub.requesters import Requester, join_refusal, renewal_refusal
-from pyocm.runtime import kinds
 from pyocm.runtime.client import Api
 from pyocm.runtime.events import Recorder
 from pyocm.runtime.informer import Informer

@@ -11,19 +11,20 @@ from __future__ import annotations
 
 from typing import Any
 
+from pyocm.api import kinds as ocm
 from pyocm.api import wellknown
 from pyocm.base.clock import Clock
+from pyocm.kube.kinds import Kind
 from pyocm.kube.status import ApiError
-from pyocm.runtime import kinds, malformed
+from pyocm.runtime import malformed
 from pyocm.runtime.client import Api
 from pyocm.runtime.controller import Result
 from pyocm.runtime.events import Recorder
 from pyocm.runtime.informer import Informer
-from pyocm.runtime.kinds import Kind
 from pyocm.runtime.status import add_finalizer, remove_finalizer, set_condition
 
 Obj = dict[str, Any]
-DEFAULT_RESOURCES: tuple[Kind, ...] = (kinds.MANAGED_CLUSTER_ADDON, kinds.MANIFEST_WORK)
+DEFAULT_RESOURCES: tuple[Kind, ...] = (ocm.MANAGED_CLUSTER_ADDON, ocm.MANIFEST_WORK)
 RETRY = 5.0
 
 
@@ -61,7 +62,7 @@ class GcController:
             return None
         if not cluster["metadata"].get("deletionTimestamp"):
             await add_finalizer(
-                self.api, kinds.MANAGED_CLUSTER, cluster, wellknown.RESOURCE_CLEANUP_FINALIZER
+                self.api, ocm.MANAGED_CLUSTER, cluster, wellknown.RESOURCE_CLEANUP_FINALIZER
             )
             return None
         if wellknown.RESOURCE_CLEANUP_FINALIZER not in (
@@ -82,14 +83,14 @@ class GcController:
             note=f"All resources are cleaned up in cluster ns {name}",
         )
         await remove_finalizer(
-            self.api, kinds.MANAGED_CLUSTER, cluster, wellknown.RESOURCE_CLEANUP_FINALIZER
+            self.api, ocm.MANAGED_CLUSTER, cluster, wellknown.RESOURCE_CLEANUP_FINALIZER
         )
         return None
 
     async def _deleting(self, cluster: Obj, status: str, reason: str, message: str) -> Obj:
         return await set_condition(
             self.api,
-            kinds.MANAGED_CLUSTER,
+            ocm.MANAGED_CLUSTER,
             cluster,
             clock=self.clock,
             type=wellknown.CLUSTER_DELETING,

@@ -13,10 +13,11 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from pyocm.api import conditions, wellknown
+from pyocm.api import kinds as ocm
 from pyocm.base.clock import Clock
-from pyocm.kube import timefmt
+from pyocm.kube import kinds, timefmt
 from pyocm.kube.status import ApiError
-from pyocm.runtime import kinds, malformed
+from pyocm.runtime import malformed
 from pyocm.runtime.client import Api
 from pyocm.runtime.controller import Result
 from pyocm.runtime.events import Recorder
@@ -125,7 +126,7 @@ class LeaseController:
             return
         await set_condition(
             self.api,
-            kinds.MANAGED_CLUSTER,
+            ocm.MANAGED_CLUSTER,
             cluster,
             clock=self.clock,
             type=wellknown.CLUSTER_AVAILABLE,
@@ -165,7 +166,7 @@ class ClockSyncController:
         )
         await set_condition(
             self.api,
-            kinds.MANAGED_CLUSTER,
+            ocm.MANAGED_CLUSTER,
             cluster,
             clock=self.clock,
             type=wellknown.CLUSTER_CLOCK_SYNCED,

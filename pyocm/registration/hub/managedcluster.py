@@ -15,11 +15,12 @@ from collections.abc import Mapping
 from typing import Any
 
 from pyocm.api import conditions, wellknown
+from pyocm.api import kinds as ocm
 from pyocm.base.clock import Clock
-from pyocm.kube import timefmt
+from pyocm.kube import kinds, timefmt
 from pyocm.kube.status import ApiError
 from pyocm.registration.hub import rbac
-from pyocm.runtime import kinds, malformed
+from pyocm.runtime import malformed
 from pyocm.runtime.cache import Store
 from pyocm.runtime.client import Api
 from pyocm.runtime.controller import Result
@@ -84,7 +85,7 @@ class ManagedClusterController:
         }
         if not (cluster.get("spec") or {}).get("hubAcceptsClient"):
             patch["spec"] = {"hubAcceptsClient": True}
-        await self.api.patch(kinds.MANAGED_CLUSTER, cluster["metadata"]["name"], patch)
+        await self.api.patch(ocm.MANAGED_CLUSTER, cluster["metadata"]["name"], patch)
 
     async def _accept(self, cluster: Obj) -> None:
         name = cluster["metadata"]["name"]
@@ -93,7 +94,7 @@ class ManagedClusterController:
                 kinds.NAMESPACE, {"metadata": {"name": name, "labels": self._labels(name)}}
             )
             cluster = await add_finalizer(
-                self.api, kinds.MANAGED_CLUSTER, cluster, wellknown.API_RESOURCE_CLEANUP_FINALIZER
+                self.api, ocm.MANAGED_CLUSTER, cluster, wellknown.API_RESOURCE_CLEANUP_FINALIZER
             )
             await self._apply_cluster_role(name, accepted=True)
             await self._apply(kinds.ROLE_BINDING, self._registration_binding(name))
@@ -138,14 +139,14 @@ class ManagedClusterController:
             return Result(requeue_after=WORK_WAIT)
         await self._release_work_binding(name)
         await remove_finalizer(
-            self.api, kinds.MANAGED_CLUSTER, cluster, wellknown.API_RESOURCE_CLEANUP_FINALIZER
+            self.api, ocm.MANAGED_CLUSTER, cluster, wellknown.API_RESOURCE_CLEANUP_FINALIZER
         )
         return None
 
     async def _accepted(self, cluster: Obj, status: str, reason: str, message: str) -> Obj:
         return await set_condition(
             self.api,
-            kinds.MANAGED_CLUSTER,
+            ocm.MANAGED_CLUSTER,
             cluster,
             clock=self.clock,
             type=wellknown.CLUSTER_HUB_ACCEPTED,
@@ -177,7 +178,7 @@ class ManagedClusterController:
 
     async def _works_remain(self, name: str) -> bool:
         try:
-            works = await self.api.list(kinds.MANIFEST_WORK, namespace=name, limit=1)
+            works = await self.api.list(ocm.MANIFEST_WORK, namespace=name, limit=1)
         except ApiError as err:
             if err.code == 404:  # no ManifestWork API on this hub
                 return False

@@ -10,8 +10,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from pyocm.api import kinds as ocm
 from pyocm.api import wellknown
 from pyocm.base.clock import Clock, RealClock
+from pyocm.kube import kinds
+from pyocm.kube.kinds import Kind
 from pyocm.registration.hub import rbac
 from pyocm.registration.hub.clusterroles import KEY as COMMON_ROLES_KEY
 from pyocm.registration.hub.clusterroles import ClusterRolesController
@@ -20,12 +23,10 @@ from pyocm.registration.hub.gc import DEFAULT_RESOURCES, GcController
 from pyocm.registration.hub.lease import LEASE_NAME, ClockSyncController, LeaseController, lease_key
 from pyocm.registration.hub.managedcluster import ManagedClusterController
 from pyocm.registration.hub.taint import TaintController
-from pyocm.runtime import kinds
 from pyocm.runtime.client import Api
 from pyocm.runtime.ensure import ensure
 from pyocm.runtime.events import Recorder
 from pyocm.runtime.informer import Change
-from pyocm.runtime.kinds import Kind
 from pyocm.runtime.manager import Manager
 
 Obj = dict[str, Any]
@@ -96,7 +97,7 @@ def build_hub_manager(
     clock = clock or RealClock()
     manager = Manager(api, clock=clock)
     recorder = Recorder(api, controller=CONTROLLER_NAME, instance=options.identity, clock=clock)
-    clusters = manager.informer(kinds.MANAGED_CLUSTER)
+    clusters = manager.informer(ocm.MANAGED_CLUSTER)
     csrs = manager.informer(kinds.CSR, fields=f"spec.signerName={CLIENT_SIGNER}")
     leases = manager.informer(kinds.LEASE, fields=f"metadata.name={LEASE_NAME}")
     labelled = wellknown.CLUSTER_NAME_LABEL

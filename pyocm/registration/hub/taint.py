@@ -10,7 +10,8 @@ import copy
 from typing import Any
 
 from pyocm.api import conditions, wellknown
-from pyocm.runtime import kinds, malformed
+from pyocm.api import kinds as ocm
+from pyocm.runtime import malformed
 from pyocm.runtime.client import Api
 from pyocm.runtime.events import Recorder
 from pyocm.runtime.informer import Informer
@@ -53,7 +54,7 @@ class TaintController:
             return
         updated = copy.deepcopy(cluster)
         updated["spec"] = {**copy.deepcopy(spec), "taints": taints}
-        await self.api.update(kinds.MANAGED_CLUSTER, updated)
+        await self.api.update(ocm.MANAGED_CLUSTER, updated)
         await self.recorder.event(
             cluster,
             reason="ManagedClusterConditionAvailableUpdated",

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
+from pyocm.kube import kinds
 from pyocm.kube.status import ApiError
-from pyocm.runtime import kinds
 from pyocm.runtime.client import Api
 
 Obj = dict[str, Any]

@@ -11,13 +11,13 @@ from pathlib import Path
 
 import pytest
 
+from pyocm.kube import kinds
 from pyocm.kube.status import ApiError
 from pyocm.pki.ca import CertificateAuthority
 from pyocm.pki.csr import build_csr
 from pyocm.pki.keys import generate_private_key
 from pyocm.pki.kubeconfig import build_kubeconfig, load_kubeconfig
 from pyocm.registration import bootstraptoken
-from pyocm.runtime import kinds
 from pyocm.runtime.client import Api, path
 from pyocm.runtime.errors import ApiConnectionError
 from pyocm.testing import HubProcess

@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 import pytest
 
 from pyocm.base.clock import FakeClock
-from pyocm.runtime import kinds
+from pyocm.kube import kinds
 from pyocm.runtime.client import Api
 from pyocm.runtime.controller import Controller, Result
 from pyocm.runtime.informer import Change, Informer

@@ -8,9 +8,10 @@ from typing import Any
 
 import pytest
 
+from pyocm.api import kinds as ocm
 from pyocm.base.clock import FakeClock
+from pyocm.kube import kinds
 from pyocm.kube.status import ApiError
-from pyocm.runtime import kinds
 from pyocm.runtime.client import Api
 from pyocm.runtime.restmapper import NoKindMatchError, RESTMapper
 
@@ -48,7 +49,7 @@ def gadget_crd(group: str, *, scope: str) -> Obj:
 
 @pytest.mark.parametrize(
     "static",
-    [kinds.NAMESPACE, kinds.CONFIGMAP, kinds.LEASE, kinds.CSR, kinds.MANAGED_CLUSTER],
+    [kinds.NAMESPACE, kinds.CONFIGMAP, kinds.LEASE, kinds.CSR, ocm.MANAGED_CLUSTER],
     ids=str,
 )
 async def test_discovery_agrees_with_the_static_kinds(api: Api, static: kinds.Kind) -> None:

@@ -3,7 +3,7 @@ owned fields that differ, and no write at all when the object is already as desi
 
 from __future__ import annotations
 
-from pyocm.runtime import kinds
+from pyocm.kube import kinds
 from pyocm.runtime.cache import Store
 from pyocm.runtime.client import Api
 from pyocm.runtime.ensure import delete_if_present, ensure

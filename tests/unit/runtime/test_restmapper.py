@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from pyocm.base.clock import FakeClock
+from pyocm.kube.kinds import Kind
 from pyocm.kube.status import ApiError
-from pyocm.runtime.kinds import Kind
 from pyocm.runtime.restmapper import NoKindMatchError, RESTMapper
 
 APPS_V1 = {

@@ -1,13 +1,13 @@
-"""The kinds the runtime and features address, as group/version/kind/plural/scope.
+"""Kinds by group, version, kind, plural and scope: enough to build REST paths
+without discovery, and the built-in Kubernetes kinds pyocm addresses.
 
-The OCM kinds come from the API catalog, so a version bump there flows here.
+OCM's kinds are in :mod:`pyocm.api.kinds`; anything else the server serves, CRDs
+included, comes from :class:`~pyocm.runtime.restmapper.RESTMapper`.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-
-from pyocm.api import catalog
 
 
 @dataclass(frozen=True)
@@ -27,14 +27,6 @@ class Kind:
     def __str__(self) -> str:
         return f"{self.plural}.{self.group}" if self.group else self.plural
 
-
-def _ocm(group: str, version: str, kind: str) -> Kind:
-    found = catalog.find(group=group, version=version, kind=kind)
-    return Kind(found.group, found.version, found.kind, found.plural, found.namespaced)
-
-
-_CLUSTER = "cluster.open-cluster-management.io"
-_ADDON = "addon.open-cluster-management.io"
 
 NAMESPACE = Kind("", "v1", "Namespace", "namespaces", False)
 SECRET = Kind("", "v1", "Secret", "secrets", True)
@@ -62,13 +54,3 @@ SUBJECT_ACCESS_REVIEW = Kind(
 SELF_SUBJECT_ACCESS_REVIEW = Kind(
     "authorization.k8s.io", "v1", "SelfSubjectAccessReview", "selfsubjectaccessreviews", False
 )
-
-MANAGED_CLUSTER = _ocm(_CLUSTER, "v1", "ManagedCluster")
-CLUSTER_CLAIM = _ocm(_CLUSTER, "v1alpha1", "ClusterClaim")
-MANAGED_CLUSTER_SET = _ocm(_CLUSTER, "v1beta2", "ManagedClusterSet")
-MANAGED_CLUSTER_SET_BINDING = _ocm(_CLUSTER, "v1beta2", "ManagedClusterSetBinding")
-PLACEMENT = _ocm(_CLUSTER, "v1beta1", "Placement")
-PLACEMENT_DECISION = _ocm(_CLUSTER, "v1beta1", "PlacementDecision")
-MANAGED_CLUSTER_ADDON = _ocm(_ADDON, "v1beta1", "ManagedClusterAddOn")
-CLUSTER_MANAGEMENT_ADDON = _ocm(_ADDON, "v1beta1", "ClusterManagementAddOn")
-MANIFEST_WORK = _ocm("work.open-cluster-management.io", "v1", "ManifestWork")
