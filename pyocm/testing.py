@@ -1,5 +1,5 @@
-"""pyocm's envtest: a real hub process on a free loopback port with real TLS, and
-clients for it.
+"""pyocm's envtest: a real hub process on a loopback port with real TLS, and clients
+for it.
 
 ``HubProcess`` runs ``python -m pyocm hub`` exactly as a user would. ``identity()`` issues
 client certificates from the hub's CA for any user and groups, so tests can act as an
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-import socket
+import re
 import subprocess
 import sys
 import time
@@ -27,11 +27,8 @@ import orjson
 from pyocm.pki import kubeconfig
 from pyocm.pki.ca import CertificateAuthority
 
-
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+#: What the hub prints once it serves; the port is the one it bound (``--listen :0``).
+_READY = re.compile(r"pyocm hub listening on \S+ \(port (\d+)\)")
 
 
 @dataclass(frozen=True)
@@ -50,7 +47,9 @@ class HubProcess:
         self, data_dir: Path, *, port: int | None = None, extra_args: list[str] | None = None
     ) -> None:
         self.data_dir = Path(data_dir)
-        self.port = port or free_port()
+        #: The port asked for; 0 (the default) lets the hub bind any free one, read back
+        #: from its ready line, so parallel tests never race for a port picked in advance.
+        self.port = port or 0
         self.extra_args = extra_args or []
         self.proc: subprocess.Popen[bytes] | None = None
         self.log_path = self.data_dir / "hub.log"
@@ -95,7 +94,9 @@ class HubProcess:
         while time.monotonic() < deadline:
             if self.proc is not None and self.proc.poll() is not None:
                 raise RuntimeError(f"hub exited with {self.proc.returncode}:\n{self.log()}")
-            if "pyocm hub listening on" in self.log()[self._log_offset :]:
+            ready = _READY.search(self.log()[self._log_offset :])
+            if ready is not None:
+                self.port = int(ready.group(1))
                 return
             time.sleep(0.05)
         raise TimeoutError(f"hub not ready after {timeout}s:\n{self.log()}")

@@ -6,6 +6,11 @@ import re
 import subprocess
 import sys
 
+import pytest
+
+#: Each runs a benchmark for seconds: ``./dev test`` runs them after the main suite.
+pytestmark = pytest.mark.bench
+
 
 def bench(*args: str) -> list[str]:
     done = subprocess.run(

@@ -19,6 +19,8 @@ from tests.unit.apiextensions.test_validation import (
     managed_cluster_schema,
 )
 
+pytestmark = pytest.mark.bench
+
 
 def big_managed_cluster() -> dict[str, Any]:
     obj = managed_cluster()
