@@ -11,17 +11,19 @@
 3. **Run** with the agent's own certificate: report status, renew the lease, rotate the
    certificate when 20 to 25 % of its life is left. A credential the hub refuses means
    bootstrap again; a denied or deleted cluster ends the agent.
+
+The credential's life (bootstrap, rotation, rebootstrap, the secret) is the
+:class:`~pyocm.registration.agent.hubcredential.HubCredentialProvider`'s, which the
+agent composes with its :class:`~pyocm.registration.agent.running.Session`; the agent
+adds what is its own: the identity, and the ManagedCluster created while joining.
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import logging
 import random
 import uuid
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
 from pyocm.api import kinds as ocm
@@ -29,40 +31,20 @@ from pyocm.api import shapes
 from pyocm.base.clock import Clock, RealClock
 from pyocm.kube import names
 from pyocm.kube.status import ApiError
-from pyocm.pki import keys
 from pyocm.registration.agent import certs, credentials
-from pyocm.registration.agent.csrflow import request_certificate
+from pyocm.registration.agent.bootstrap import BootstrapSource
 from pyocm.registration.agent.errors import AgentError, AgentStopped, Rebootstrap
+from pyocm.registration.agent.hubcredential import HubCredentialProvider
 from pyocm.registration.agent.managed import ManagedSide
-from pyocm.registration.agent.running import Session
-from pyocm.registration.agent.status import ClaimOptions
+from pyocm.registration.agent.options import AgentOptions
+from pyocm.registration.agent.running import LeaseSchedule, Session, SessionContext
 from pyocm.runtime.client import Api
-from pyocm.runtime.errors import ApiConnectionError
 
 Obj = dict[str, Any]
 log = logging.getLogger(__name__)
 _AGENT_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
 ID_CLAIM = "id.k8s.io"
-
-
-@dataclass(frozen=True)
-class AgentOptions:
-    cluster_name: str = ""
-    agent_id: str = ""
-    hub_kubeconfig_secret: str = "hub-kubeconfig-secret"
-    healthcheck_period: float = 60.0
-    claims: ClaimOptions = field(default_factory=ClaimOptions)
-    expiration_seconds: int | None = None
-    external_server_urls: tuple[str, ...] = ()
-    #: Labels under info.open-cluster-management.io/ to keep on the ManagedCluster
-    #: (a None value removes the label); the hub must grant each one (labels.py).
-    labels: tuple[tuple[str, str | None], ...] = ()
-    poll: float = 1.0
-    #: Where the bootstrap kubeconfig lives when none is given directly (upstream's
-    #: --bootstrap-kubeconfig-secret, key ``kubeconfig``, in the agent namespace).
-    bootstrap_secret: str = "bootstrap-hub-kubeconfig"
-    #: How often a bootstrap kubeconfig kept in a Secret is checked for changes.
-    bootstrap_check: float = 10.0
+__all__ = ["ID_CLAIM", "AgentOptions", "RegistrationAgent"]
 
 
 class RegistrationAgent:
@@ -75,30 +57,37 @@ class RegistrationAgent:
         clock: Clock | None = None,
         on_state: Callable[[str], None] | None = None,
     ) -> None:
-        # None: read it from options.bootstrap_secret, and follow that Secret's changes.
-        self._given_bootstrap = dict(bootstrap) if bootstrap is not None else None
-        self.bootstrap: dict[str, Any] = dict(bootstrap) if bootstrap is not None else {}
-        self._hub = (
-            credentials.Hub.from_bootstrap(self.bootstrap) if bootstrap is not None else None
-        )
         self.managed = managed
         self.options = options or AgentOptions()
         self.clock = clock or RealClock()
         self.state = "starting"
         self._on_state = on_state
+        # None: read it from options.bootstrap_secret, and follow that Secret's changes.
+        self.bootstrap = BootstrapSource(
+            given=bootstrap,
+            managed=managed,
+            secret=self.options.bootstrap_secret,
+            check_every=self.options.bootstrap_check,
+            clock=self.clock,
+            report=self._set_state,
+        )
         self.subject: certs.Subject | None = None
         self.uid = ""
-        self.rotation_requested = asyncio.Event()
-        #: The leaseDurationSeconds the lease was last renewed for, and when (the
-        #: clock's monotonic seconds) it is next due; None: renew at once.
-        self.lease_due: tuple[int, float] | None = None
+        #: The hub credential, once :meth:`identify` has named the subject.
+        self.credentials: HubCredentialProvider | None = None
+        self._rotate_asked = False
+        self._lease = LeaseSchedule()
 
     @property
     def hub(self) -> credentials.Hub:
         """The hub the bootstrap kubeconfig names (loaded by :meth:`run`)."""
-        if self._hub is None:
-            raise AgentError("no bootstrap kubeconfig has been loaded yet")
-        return self._hub
+        return self.bootstrap.hub
+
+    @property
+    def lease_due(self) -> tuple[int, float] | None:
+        """The leaseDurationSeconds the lease was last renewed for, and when (the
+        clock's monotonic seconds) it is next due; None: renew at once."""
+        return self._lease.due
 
     def _set_state(self, state: str) -> None:
         if state != self.state:
@@ -110,54 +99,32 @@ class RegistrationAgent:
     def rotate_now(self) -> None:
         """Renew the client certificate now instead of at 75 to 80 % of its life (the
         fleet simulator's rotation storm asks every agent at once)."""
-        self.rotation_requested.set()
+        if self.credentials is None:
+            self._rotate_asked = True  # asked before the credential exists
+        else:
+            self.credentials.rotate_now()
 
     async def run(self) -> str:
         """Run until the hub denies or deletes the cluster; return that reason."""
-        subject = await self.identify()
+        provider = self._provider(await self.identify())
+        context = SessionContext(
+            credentials=provider,
+            managed=self.managed,
+            options=self.options,
+            clock=self.clock,
+            lease=self._lease,
+            report=self._set_state,
+        )
         while True:
-            await self._load_bootstrap()
-            data = await self.managed.load_secret(self.options.hub_kubeconfig_secret)
-            if not credentials.valid(data, hub=self.hub, subject=subject, now=self.clock.now()):
-                data = await self.bootstrap_credential(subject, data)
+            await provider.current()
             try:
-                await Session(self, subject, data).run()
+                await Session(context).run()
             except Rebootstrap as err:
                 self._set_state(f"restarting: {err}")
                 continue
             except AgentStopped as stop:
                 self._set_state(f"stopped: {stop.reason}")
                 return stop.reason
-
-    async def _load_bootstrap(self) -> None:
-        """Read the bootstrap kubeconfig from its Secret (unless one was given), waiting
-        for the Secret to exist."""
-        if self._given_bootstrap is not None:
-            return
-        while True:
-            found = await self.managed.load_bootstrap(self.options.bootstrap_secret)
-            if found is not None:
-                try:
-                    self._hub = credentials.Hub.from_bootstrap(found)
-                except ValueError as err:
-                    raise AgentError(
-                        f"the bootstrap secret {self.options.bootstrap_secret} holds no usable kubeconfig: {err}"
-                    ) from None
-                self.bootstrap = found
-                return
-            self._set_state(f"waiting for the bootstrap secret {self.options.bootstrap_secret}")
-            await self.clock.sleep(self.options.bootstrap_check)
-
-    async def bootstrap_changed(self) -> None:
-        """Return when the bootstrap Secret's kubeconfig changes or goes, as upstream
-        restarts its agent then; never, for a bootstrap kubeconfig given directly."""
-        if self._given_bootstrap is not None:
-            await asyncio.Event().wait()
-        while True:
-            await self.clock.sleep(self.options.bootstrap_check)
-            found = await self.managed.load_bootstrap(self.options.bootstrap_secret)
-            if found != self.bootstrap:
-                return
 
     async def identify(self) -> certs.Subject:
         record = await self.managed.load_identity()
@@ -190,69 +157,21 @@ class RegistrationAgent:
         self._set_state("identified")
         return self.subject
 
-    async def bootstrap_credential(
-        self, subject: certs.Subject, data: Mapping[str, bytes]
-    ) -> dict[str, bytes]:
-        """Join with the bootstrap credential; return the stored hub credential."""
-        # A key that never got a certificate is reused (same CSR name after a restart);
-        # one that had a certificate is not, or its old approved CSR would be found again.
-        key = _key(None if data.get(credentials.TLS_CRT) else data.get(credentials.TLS_KEY))
-        key_pem = keys.private_key_to_pem(key)
-        # Keep the pending key, so a restarted agent asks with the same CSR again.
-        pending = {
-            **data,
-            credentials.TLS_KEY: key_pem,
-            credentials.CLUSTER_NAME: subject.cluster.encode(),
-            credentials.AGENT_NAME: subject.agent.encode(),
-        }
-        pending.pop(credentials.TLS_CRT, None)
-        await self.managed.save_secret(self.options.hub_kubeconfig_secret, pending)
-        async with Api.from_config(self.bootstrap) as api:
-            cert_pem = await self._join(api, subject, key)
-        stored = credentials.secret_data(
-            self.hub, subject=subject, cert_pem=cert_pem, key_pem=key_pem
+    def _provider(self, subject: certs.Subject) -> HubCredentialProvider:
+        self.credentials = HubCredentialProvider(
+            subject=subject,
+            bootstrap=self.bootstrap,
+            managed=self.managed,
+            secret=self.options.hub_kubeconfig_secret,
+            clock=self.clock,
+            poll=self.options.poll,
+            expiration_seconds=self.options.expiration_seconds,
+            prepare=lambda api: self._ensure_cluster(api, subject),
+            report=self._set_state,
         )
-        await self.managed.save_secret(self.options.hub_kubeconfig_secret, stored)
-        self._set_state("registered")
-        return stored
-
-    async def _join(self, api: Api, subject: certs.Subject, key: keys.PrivateKey) -> bytes:
-        """Ensure the ManagedCluster and get a certificate, retrying what may pass.
-
-        A refused credential (401) cannot pass and ends the agent with a clear message;
-        anything else (the hub not up yet, its bootstrap RBAC not applied yet) is
-        retried with backoff, as upstream's controllers retry."""
-        failures = 0
-        while True:
-            try:
-                await self._ensure_cluster(api, subject)
-                return await request_certificate(
-                    api,
-                    subject.request(expiration_seconds=self.options.expiration_seconds),
-                    key,
-                    clock=self.clock,
-                    poll=self.options.poll,
-                    watch=True,
-                    on_pending=self._pending,
-                )
-            except ApiError as err:
-                if err.code == 401:
-                    raise AgentError(
-                        f"the hub at {self.hub.server} refused the bootstrap credential (an expired or deleted "
-                        "token?); get a new one with 'pyocm get token' on the hub"
-                    ) from None
-                reason = f"{err.message} ({err.reason})"
-            except ApiConnectionError as err:
-                reason = str(err)
-            failures += 1
-            self._set_state(f"cannot join yet, retrying: {reason}")
-            await self.clock.sleep(min(self.options.poll * 2**failures, 30.0))
-
-    def _pending(self, csr: str, denied: bool) -> None:
-        if denied:
-            self._set_state(f"csr {csr} was denied on the hub; waiting for a new approval")
-        else:
-            self._set_state(f"waiting for the hub admin to accept (csr {csr})")
+        if self._rotate_asked:
+            self.credentials.rotate_now()
+        return self.credentials
 
     async def _ensure_cluster(self, api: Api, subject: certs.Subject) -> None:
         try:
@@ -285,13 +204,6 @@ class RegistrationAgent:
         except ApiError as err:
             if err.code != 409:
                 raise
-
-
-def _key(pem: bytes | None) -> keys.PrivateKey:
-    if pem:
-        with contextlib.suppress(keys.KeyFormatError, ValueError):
-            return keys.load_private_key(pem)
-    return keys.generate_private_key()
 
 
 def _claim(cluster: Obj, name: str) -> str | None:

@@ -2,7 +2,9 @@
 
 The session ends when the certificate has been rotated (the agent starts a new session
 with the new credential), when the hub refuses the credential (:class:`Rebootstrap`),
-or when the cluster is denied or deleted (:class:`AgentStopped`).
+or when the cluster is denied or deleted (:class:`AgentStopped`). It knows the agent
+only through what it is given (:class:`SessionContext`), so nothing here imports the
+agent.
 """
 
 from __future__ import annotations
@@ -11,29 +13,29 @@ import asyncio
 import copy
 import logging
 import random
-from collections.abc import Coroutine, Mapping
+from collections.abc import Callable, Coroutine
+from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pyocm.api import conditions, shapes, wellknown
 from pyocm.api import kinds as ocm
 from pyocm.api import schema as s
+from pyocm.base.clock import Clock
 from pyocm.kube import kinds, patches, timefmt
 from pyocm.kube.status import ApiError
-from pyocm.pki import keys
-from pyocm.registration.agent import certs, credentials, namespaces
-from pyocm.registration.agent.csrflow import request_certificate
+from pyocm.registration.agent import namespaces
 from pyocm.registration.agent.errors import AgentStopped, Rebootstrap
+from pyocm.registration.agent.hubcredential import HubCredentialProvider
 from pyocm.registration.agent.labels import LabelPublisher
+from pyocm.registration.agent.managed import ManagedSide
+from pyocm.registration.agent.options import AgentOptions
 from pyocm.registration.agent.rotated import report_rotation
 from pyocm.registration.agent.status import StatusReporter
+from pyocm.registration.agent.waits import first
 from pyocm.runtime import malformed
-from pyocm.runtime.client import Api
 from pyocm.runtime.errors import ApiConnectionError
 from pyocm.runtime.informer import Informer
-
-if TYPE_CHECKING:
-    from pyocm.registration.agent.agent import RegistrationAgent
 
 Obj = dict[str, Any]
 log = logging.getLogger(__name__)
@@ -77,37 +79,54 @@ def lease_seconds(cluster: Obj | None) -> int:
     return seconds
 
 
+@dataclass
+class LeaseSchedule:
+    """The leaseDurationSeconds the lease was last renewed for, and when (the clock's
+    monotonic seconds) it is next due; None: renew at once. It outlives sessions."""
+
+    due: tuple[int, float] | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class SessionContext:
+    """What a session works with, lasting longer than one session."""
+
+    credentials: HubCredentialProvider
+    managed: ManagedSide
+    options: AgentOptions
+    clock: Clock
+    lease: LeaseSchedule
+    report: Callable[[str], None]
+
+
 class Session:
-    def __init__(
-        self, agent: RegistrationAgent, subject: certs.Subject, data: Mapping[str, bytes]
-    ) -> None:
-        self.agent = agent
-        self.subject = subject
-        self.data = dict(data)
-        self.clock = agent.clock
+    def __init__(self, context: SessionContext) -> None:
+        self.context = context
+        self.credentials = context.credentials
+        self.subject = context.credentials.subject
+        self.options = context.options
+        self.clock = context.clock
+        self.report = context.report
         self.changed = asyncio.Event()  # for the status loop
         self.lease_changed = asyncio.Event()  # for the lease loop
         #: The cluster as the hub stores it, and as read (fields of the wrong type left out).
         self.stored: Obj | None = None
         self.cluster: Obj | None = None
         self.reader = malformed.managed_clusters()
-        self.labels = LabelPublisher(dict(agent.options.labels))
+        self.labels = LabelPublisher(dict(self.options.labels))
         self.reporter = StatusReporter(
-            agent.managed,
-            clock=agent.clock,
-            claims=agent.options.claims,
-            namespace_label=namespaces.hub_label(agent.hub.server),
+            context.managed,
+            clock=self.clock,
+            claims=self.options.claims,
+            namespace_label=namespaces.hub_label(self.credentials.credential.hub.server),
         )
 
     async def run(self) -> None:
-        kubeconfig = self.agent.hub.kubeconfig(
-            cert_pem=self.data[credentials.TLS_CRT], key_pem=self.data[credentials.TLS_KEY]
-        )
         # Two connections: one held by the watch of this cluster, one that status reports,
         # lease renewals and rotation take turns on. Each TLS connection costs the hub
         # about 40 KiB, and an HTTP/1.1 pool would otherwise open one per overlapping
         # request (about 2.8 per agent, counted in a 500-cluster fleet).
-        async with Api.from_config(kubeconfig, max_connections=SESSION_CONNECTIONS) as api:
+        async with self.credentials.client(max_connections=SESSION_CONNECTIONS) as api:
             self.api = api
             # Right after joining, the hub may still be granting this agent's access:
             # refusals for the first ~20 s of backoff are expected, not warnings.
@@ -138,7 +157,7 @@ class Session:
                 await asyncio.gather(*tasks, return_exceptions=True)
 
     async def _bootstrap_watch(self) -> None:
-        await self.agent.bootstrap_changed()
+        await self.credentials.bootstrap.changed()
         raise Rebootstrap("the bootstrap kubeconfig changed")
 
     def _seen(self, cluster: Obj | None) -> None:
@@ -161,7 +180,7 @@ class Session:
             if cluster is None or stored is None or cluster["metadata"].get("deletionTimestamp"):
                 # This hub manages nothing here any more (upstream releases on deletion too).
                 await namespaces.release_namespaces(
-                    self.agent.managed, label=self.reporter.namespace_label, keep=set()
+                    self.context.managed, label=self.reporter.namespace_label, keep=set()
                 )
                 raise AgentStopped("deleted")
             accepted = conditions.find(conditions.of(cluster), wellknown.CLUSTER_HUB_ACCEPTED)
@@ -174,17 +193,15 @@ class Session:
                     raise _translate(err) from None
             except ApiConnectionError as err:
                 log.warning("agent: %s", err)
-            await _first(
+            await first(
                 self.changed.wait(),
-                self.clock.sleep(
-                    self.reporter.retry_after or self.agent.options.healthcheck_period
-                ),
+                self.clock.sleep(self.reporter.retry_after or self.options.healthcheck_period),
             )
 
     async def _report_once(self, cluster: Obj, stored: Obj) -> None:
         status = await self.reporter.desired(cluster)
         if status is None:
-            self.agent._set_state("waiting for the hub admin to accept")
+            self.report("waiting for the hub admin to accept")
             return
         found = status.get("conditions") or []
         clock_synced = conditions.find(found, wellknown.CLUSTER_CLOCK_SYNCED)
@@ -206,7 +223,7 @@ class Session:
         # Labels go on the object as stored: its spec is not the agent's to repair.
         await self.labels.publish(self.api, stored)
         available = conditions.is_true(found, wellknown.CLUSTER_AVAILABLE)
-        self.agent._set_state("available" if available else "joined")
+        self.report("available" if available else "joined")
 
     async def _renew_lease(self) -> None:
         while True:
@@ -217,20 +234,20 @@ class Session:
                 # a new one, which need not renew again at once (upstream's lease updater
                 # does not notice rotations either). Monotonic, so that a wall clock
                 # stepped back cannot hold the lease.
-                scheduled = self.agent.lease_due
+                scheduled = self.context.lease.due
                 wait = 0.0
                 if scheduled is not None and scheduled[0] == seconds:
                     wait = min(scheduled[1] - self.clock.monotonic(), seconds * 1.25)
                 if wait <= 0:
                     renewed = await self._renew_once()
                     wait = seconds * (1 + 0.25 * random.random())
-                    self.agent.lease_due = (
+                    self.context.lease.due = (
                         (seconds, self.clock.monotonic() + wait) if renewed else None
                     )
-                await _first(self._duration_changed(seconds), self.clock.sleep(wait))
+                await first(self._duration_changed(seconds), self.clock.sleep(wait))
             else:
                 self.lease_changed.clear()
-                await _first(self.lease_changed.wait(), self.clock.sleep(1.0))
+                await first(self.lease_changed.wait(), self.clock.sleep(1.0))
 
     async def _duration_changed(self, seconds: int) -> None:
         """Return when the cluster's leaseDurationSeconds is no longer ``seconds``."""
@@ -256,42 +273,10 @@ class Session:
         return False
 
     async def _rotate(self) -> None:
-        chain = certs.load_chain(self.data[credentials.TLS_CRT])
-        due = certs.rotation_due(chain, now=self.clock.now(), threshold=certs.rotation_threshold())
-        wait = (due - self.clock.now()).total_seconds()
-        if wait > 0 and not self.agent.rotation_requested.is_set():
-            await _first(self.clock.sleep(wait), self.agent.rotation_requested.wait())
-        self.agent.rotation_requested.clear()
-        key = keys.generate_private_key()
-        failures = 0
-        while True:
-            try:
-                cert_pem = await request_certificate(
-                    self.api,
-                    self.subject.request(expiration_seconds=self.agent.options.expiration_seconds),
-                    key,
-                    clock=self.clock,
-                    poll=self.agent.options.poll,
-                )
-                break
-            except ApiError as err:
-                raise _translate(err) from None
-            except ApiConnectionError as err:
-                # The hub is busy or away: the current certificate still serves, so ask
-                # again (the same key finds the same CSR) instead of ending the agent.
-                failures += 1
-                log.warning("agent: renewing the client certificate: %s", err)
-                await self.clock.sleep(min(self.agent.options.poll * 2**failures, 60.0))
-        key_pem = keys.private_key_to_pem(key)
-        stored = credentials.secret_data(
-            self.agent.hub, subject=self.subject, cert_pem=cert_pem, key_pem=key_pem
-        )
-        await self.agent.managed.save_secret(self.agent.options.hub_kubeconfig_secret, stored)
-        new_chain = certs.load_chain(cert_pem)
-        log.info(
-            "agent: client certificate rotated, valid until %s", new_chain[0].not_valid_after_utc
-        )
-        await self._rotated_condition(new_chain)
+        """Renew the certificate when due; the session then ends, and the agent starts
+        the next one with the new credential."""
+        rotated = await self.credentials.rotate(self.api)
+        await self._rotated_condition(rotated.chain)
 
     async def _rotated_condition(self, chain: list[Any]) -> None:
         if self.cluster is not None:
@@ -302,16 +287,6 @@ def _translate(err: ApiError) -> Exception:
     if err.code == 401:
         return Rebootstrap("the hub refused the agent's certificate")
     return err
-
-
-async def _first(*waits: Coroutine[Any, Any, Any]) -> None:
-    tasks = [asyncio.ensure_future(wait) for wait in waits]
-    try:
-        await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
-    finally:
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
 
 
 def _micro(moment: datetime) -> str:
