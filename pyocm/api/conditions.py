@@ -8,15 +8,18 @@ status only when it must.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar, cast
 
 from pyocm.kube import timefmt
 
 Obj = dict[str, Any]
+#: A condition as a plain dict or as a typed model (``pyocm.api.models.common.Condition``).
+C = TypeVar("C", bound=Mapping[str, Any])
 
 
-def of(obj: Obj) -> list[Obj]:
+def of(obj: Mapping[str, Any]) -> list[Obj]:
     """``obj``'s ``status.conditions``; a status or list of the wrong type (another writer
     may have stored anything) reads as no conditions, an item that is no object as absent."""
     status = obj.get("status")
@@ -24,17 +27,17 @@ def of(obj: Obj) -> list[Obj]:
     return [c for c in found if isinstance(c, dict)] if isinstance(found, list) else []
 
 
-def find(conditions: list[Obj] | None, type: str) -> Obj | None:
+def find(conditions: Sequence[C] | None, type: str) -> C | None:
     """The condition of ``type``, or None (items that are not objects are skipped)."""
     if not isinstance(conditions, list):
         return None
     for condition in conditions:
         if isinstance(condition, dict) and condition.get("type") == type:
-            return condition
+            return cast(C, condition)  # isinstance narrowed it to a plain dict; it is a C
     return None
 
 
-def is_true(conditions: list[Obj] | None, type: str) -> bool:
+def is_true(conditions: Sequence[Mapping[str, Any]] | None, type: str) -> bool:
     """Whether the condition of ``type`` exists with status ``"True"``."""
     condition = find(conditions, type)
     return condition is not None and condition.get("status") == "True"

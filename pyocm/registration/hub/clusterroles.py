@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from pyocm.api import models
 from pyocm.kube import kinds
 from pyocm.registration.hub import rbac
 from pyocm.runtime.cache import Store
@@ -34,7 +35,7 @@ class ClusterRolesController:
         roles = rbac.common_roles(labels=self.labels)
         if len(self.clusters.store):
             for role in roles:
-                await ensure(self.api, kinds.CLUSTER_ROLE, role, cache=self.cache)
+                await ensure(self.api, kinds.CLUSTER_ROLE, models.wire(role), cache=self.cache)
         else:
             for role in roles:
                 await delete_if_present(self.api, kinds.CLUSTER_ROLE, role["metadata"]["name"])

@@ -9,10 +9,13 @@ far cleanup is; the finalizer goes when nothing is left.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from pyocm.api import kinds as ocm
-from pyocm.api import wellknown
+from pyocm.api import models, wellknown
+from pyocm.api.models.cluster_v1 import ManagedCluster
+from pyocm.api.models.meta_v1 import ObjectMeta
 from pyocm.base.clock import Clock
 from pyocm.kube.kinds import Kind
 from pyocm.kube.status import ApiError
@@ -23,15 +26,14 @@ from pyocm.runtime.events import Recorder
 from pyocm.runtime.informer import Informer
 from pyocm.runtime.status import add_finalizer, remove_finalizer, set_condition
 
-Obj = dict[str, Any]
+Obj = dict[str, Any]  # an object of any of the kinds cleaned up
 DEFAULT_RESOURCES: tuple[Kind, ...] = (ocm.MANAGED_CLUSTER_ADDON, ocm.MANIFEST_WORK)
 RETRY = 5.0
 
 
-def cleanup_priority(obj: Obj) -> int:
-    text = ((obj.get("metadata") or {}).get("annotations") or {}).get(
-        wellknown.CLEANUP_PRIORITY_ANNOTATION
-    )
+def cleanup_priority(obj: Mapping[str, Any]) -> int:
+    meta: ObjectMeta = obj.get("metadata", {})
+    text = meta.get("annotations", {}).get(wellknown.CLEANUP_PRIORITY_ANNOTATION)
     try:
         value = int(str(text))
     except ValueError:
@@ -57,17 +59,18 @@ class GcController:
         self.reader = malformed.managed_clusters(recorder=recorder)
 
     async def reconcile(self, name: str) -> Result | None:
-        cluster = await self.reader.read(self.clusters.store.get(name))
+        cluster = models.view(ManagedCluster, await self.reader.read(self.clusters.store.get(name)))
         if cluster is None:
             return None
         if not cluster["metadata"].get("deletionTimestamp"):
             await add_finalizer(
-                self.api, ocm.MANAGED_CLUSTER, cluster, wellknown.RESOURCE_CLEANUP_FINALIZER
+                self.api,
+                ocm.MANAGED_CLUSTER,
+                models.wire(cluster),
+                wellknown.RESOURCE_CLEANUP_FINALIZER,
             )
             return None
-        if wellknown.RESOURCE_CLEANUP_FINALIZER not in (
-            cluster["metadata"].get("finalizers") or []
-        ):
+        if wellknown.RESOURCE_CLEANUP_FINALIZER not in cluster["metadata"].get("finalizers", []):
             return None
         for kind in self.resources:
             items = await self._items(kind, name)
@@ -78,26 +81,32 @@ class GcController:
             cluster, "True", wellknown.REASON_NO_RESOURCE, "No cleaned resource in cluster ns."
         )
         await self.recorder.event(
-            cluster,
+            models.wire(cluster),
             reason="ResourceCleanupCompleted",
             note=f"All resources are cleaned up in cluster ns {name}",
         )
         await remove_finalizer(
-            self.api, ocm.MANAGED_CLUSTER, cluster, wellknown.RESOURCE_CLEANUP_FINALIZER
+            self.api,
+            ocm.MANAGED_CLUSTER,
+            models.wire(cluster),
+            wellknown.RESOURCE_CLEANUP_FINALIZER,
         )
         return None
 
-    async def _deleting(self, cluster: Obj, status: str, reason: str, message: str) -> Obj:
-        return await set_condition(
+    async def _deleting(
+        self, cluster: ManagedCluster, status: str, reason: str, message: str
+    ) -> ManagedCluster:
+        updated = await set_condition(
             self.api,
             ocm.MANAGED_CLUSTER,
-            cluster,
+            models.wire(cluster),
             clock=self.clock,
             type=wellknown.CLUSTER_DELETING,
             status=status,
             reason=reason,
             message=message,
         )
+        return models.view(ManagedCluster, updated)
 
     async def _items(self, kind: Kind, namespace: str) -> list[Obj]:
         try:
@@ -107,7 +116,7 @@ class GcController:
                 return []
             raise
 
-    async def _delete_lowest(self, cluster: Obj, kind: Kind, items: list[Obj]) -> None:
+    async def _delete_lowest(self, cluster: ManagedCluster, kind: Kind, items: list[Obj]) -> None:
         pending = sum(1 for item in items if item["metadata"].get("finalizers"))
         cluster = await self._deleting(
             cluster,

@@ -9,11 +9,14 @@ clock, also tells whether the two clocks agree.
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from datetime import datetime, timedelta
 from typing import Any
 
-from pyocm.api import conditions, wellknown
+from pyocm.api import conditions, models, shapes, wellknown
 from pyocm.api import kinds as ocm
+from pyocm.api.models.cluster_v1 import ManagedCluster
+from pyocm.api.models.coordination_v1 import Lease
 from pyocm.base.clock import Clock
 from pyocm.kube import kinds, timefmt
 from pyocm.kube.status import ApiError
@@ -25,7 +28,6 @@ from pyocm.runtime.informer import Informer
 from pyocm.runtime.status import set_condition
 
 log = logging.getLogger(__name__)
-Obj = dict[str, Any]
 LEASE_NAME = "managed-cluster-lease"
 GRACE_RATIO = 5
 DEFAULT_LEASE_SECONDS = 60
@@ -33,19 +35,19 @@ CLOCK_SYNCED_MESSAGE = "The clock of the managed cluster is synced with the hub.
 CLOCK_OUT_OF_SYNC_MESSAGE = "The clock of hub and agent is out of sync. This may cause the Unknown status and affect agent functionalities."
 
 
-def grace(cluster: Obj) -> timedelta:
-    spec = cluster.get("spec")
-    seconds = spec.get("leaseDurationSeconds") if isinstance(spec, dict) else None
-    # Another writer may have stored anything here; only a positive integer counts.
+def grace(cluster: ManagedCluster) -> timedelta:
+    # Another writer may have stored anything here (a caller may hand a cluster not read
+    # through its schema); only a positive integer counts.
+    seconds = shapes.mapping(cluster.get("spec")).get("leaseDurationSeconds")
     if type(seconds) is not int or seconds <= 0:
         seconds = DEFAULT_LEASE_SECONDS
     return timedelta(seconds=GRACE_RATIO * seconds)
 
 
-def renew_time(lease: Obj) -> datetime | None:
+def renew_time(lease: Lease) -> datetime | None:
     """The lease's renewTime, or None when absent or malformed (logged once per value)."""
-    spec = lease.get("spec")
-    renewed = spec.get("renewTime") if isinstance(spec, dict) else None
+    # Leases are not read through a schema: the spec may be anything another writer stored.
+    renewed = shapes.mapping(lease.get("spec")).get("renewTime")
     if renewed is None:
         return None
     if isinstance(renewed, str):
@@ -60,18 +62,19 @@ def renew_time(lease: Obj) -> datetime | None:
 _reported: set[tuple[str, str]] = set()
 
 
-def _malformed(lease: Obj) -> None:
-    meta = lease.get("metadata") or {}
+def _malformed(lease: Lease) -> None:
+    meta = lease.get("metadata", {})
     key = (str(meta.get("namespace")), str(meta.get("resourceVersion")))
     if key not in _reported:
         _reported.add(key)
         log.warning("lease %s/%s has a malformed spec; ignoring its renewTime", *key)
 
 
-def lease_key(lease: Obj) -> list[str]:
+def lease_key(lease: Mapping[str, Any]) -> list[str]:
     """Leases map to their cluster: the namespace is the cluster's name."""
-    meta = lease.get("metadata") or {}
-    return [meta["namespace"]] if meta.get("name") == LEASE_NAME and meta.get("namespace") else []
+    meta = models.view(Lease, lease).get("metadata", {})
+    namespace = meta.get("namespace")
+    return [namespace] if meta.get("name") == LEASE_NAME and namespace else []
 
 
 class LeaseController:
@@ -86,12 +89,12 @@ class LeaseController:
         self.reader = malformed.managed_clusters(recorder=recorder)
 
     async def reconcile(self, name: str) -> Result | None:
-        cluster = await self.reader.read(self.clusters.store.get(name))
+        cluster = models.view(ManagedCluster, await self.reader.read(self.clusters.store.get(name)))
         if cluster is None:
             return None
         if conditions.find(conditions.of(cluster), wellknown.CLUSTER_HUB_ACCEPTED) is None:
             return None  # never accepted: no agent is expected to renew anything
-        lease = self.leases.store.get(f"{name}/{LEASE_NAME}")
+        lease = models.view(Lease, self.leases.store.get(f"{name}/{LEASE_NAME}"))
         now = self.clock.now()
         if lease is None:
             if cluster["metadata"].get("deletionTimestamp"):
@@ -105,8 +108,8 @@ class LeaseController:
             return Result(requeue_after=grace(cluster).total_seconds())
         return Result(requeue_after=max((expiry - now).total_seconds(), 1.0))
 
-    async def _create_lease(self, name: str, now: Any) -> None:
-        body = {
+    async def _create_lease(self, name: str, now: datetime) -> None:
+        body: Lease = {
             "metadata": {
                 "name": LEASE_NAME,
                 "namespace": name,
@@ -115,19 +118,19 @@ class LeaseController:
             "spec": {"holderIdentity": LEASE_NAME, "renewTime": timefmt.format_micro(now)},
         }
         try:
-            await self.api.create(kinds.LEASE, body)
+            await self.api.create(kinds.LEASE, models.wire(body))
         except ApiError as err:
             if err.code != 409:
                 raise
 
-    async def _unknown(self, cluster: Obj) -> None:
+    async def _unknown(self, cluster: ManagedCluster) -> None:
         available = conditions.find(conditions.of(cluster), wellknown.CLUSTER_AVAILABLE)
         if available is not None and available.get("status") == "Unknown":
             return
         await set_condition(
             self.api,
             ocm.MANAGED_CLUSTER,
-            cluster,
+            models.wire(cluster),
             clock=self.clock,
             type=wellknown.CLUSTER_AVAILABLE,
             status="Unknown",
@@ -136,7 +139,7 @@ class LeaseController:
         )
         name = cluster["metadata"]["name"]
         await self.recorder.event(
-            cluster,
+            models.wire(cluster),
             type="Warning",
             reason="AvailableUnknown",
             note=f"The managed cluster ({name}) cannot connect to the hub cluster.",
@@ -154,12 +157,12 @@ class ClockSyncController:
         self.reader = malformed.managed_clusters()
 
     async def reconcile(self, name: str) -> None:
-        cluster = await self.reader.read(self.clusters.store.get(name))
-        lease = self.leases.store.get(f"{name}/{LEASE_NAME}")
+        cluster = models.view(ManagedCluster, await self.reader.read(self.clusters.store.get(name)))
+        lease = models.view(Lease, self.leases.store.get(f"{name}/{LEASE_NAME}"))
         renewed = renew_time(lease) if lease is not None else None
         if cluster is None or renewed is None:
             return
-        annotations = cluster["metadata"].get("annotations") or {}
+        annotations = cluster["metadata"].get("annotations", {})
         skew = abs(self.clock.now() - renewed)
         synced = (
             skew < grace(cluster) or annotations.get(wellknown.SKIP_CLOCK_SYNC_ANNOTATION) == "true"
@@ -167,7 +170,7 @@ class ClockSyncController:
         await set_condition(
             self.api,
             ocm.MANAGED_CLUSTER,
-            cluster,
+            models.wire(cluster),
             clock=self.clock,
             type=wellknown.CLUSTER_CLOCK_SYNCED,
             status="True" if synced else "False",

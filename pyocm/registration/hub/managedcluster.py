@@ -14,8 +14,10 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
-from pyocm.api import conditions, wellknown
+from pyocm.api import conditions, models, wellknown
 from pyocm.api import kinds as ocm
+from pyocm.api.models.cluster_v1 import ManagedCluster
+from pyocm.api.models.rbac_v1 import RoleBinding
 from pyocm.base.clock import Clock
 from pyocm.kube import kinds, timefmt
 from pyocm.kube.status import ApiError
@@ -29,7 +31,6 @@ from pyocm.runtime.events import Recorder
 from pyocm.runtime.informer import Informer
 from pyocm.runtime.status import add_finalizer, remove_finalizer, set_condition
 
-Obj = dict[str, Any]
 log = logging.getLogger(__name__)
 WORK_WAIT = 5.0
 
@@ -58,44 +59,48 @@ class ManagedClusterController:
 
     async def reconcile(self, name: str) -> Result | None:
         # Ill-typed fields read as absent: a hubAcceptsClient of "true" accepts nothing.
-        cluster = await self.reader.read(self.clusters.store.get(name))
+        cluster = models.view(ManagedCluster, await self.reader.read(self.clusters.store.get(name)))
         if cluster is None:
             await self._remove_access(name)
             return None
         if cluster["metadata"].get("deletionTimestamp"):
             return await self._finalize(cluster)
-        if self.auto_accept and wellknown.AUTO_ACCEPTED_ANNOTATION not in (
-            cluster["metadata"].get("annotations") or {}
+        if self.auto_accept and wellknown.AUTO_ACCEPTED_ANNOTATION not in cluster["metadata"].get(
+            "annotations", {}
         ):
             await self._auto_accept(cluster)
             return None  # the patch brings the cluster back through the informer
-        if (cluster.get("spec") or {}).get("hubAcceptsClient"):
+        if cluster.get("spec", {}).get("hubAcceptsClient", False):
             await self._accept(cluster)
             return None
         return await self._deny(cluster)
 
-    async def _auto_accept(self, cluster: Obj) -> None:
+    async def _auto_accept(self, cluster: ManagedCluster) -> None:
         """Gate ManagedClusterAutoApproval: accept once; the annotation makes a later deny stick."""
         stamp = timefmt.format_time(self.clock.now())
-        patch: Obj = {
+        patch: ManagedCluster = {
             "metadata": {
                 "resourceVersion": cluster["metadata"]["resourceVersion"],
                 "annotations": {wellknown.AUTO_ACCEPTED_ANNOTATION: stamp},
             }
         }
-        if not (cluster.get("spec") or {}).get("hubAcceptsClient"):
+        if not cluster.get("spec", {}).get("hubAcceptsClient", False):
             patch["spec"] = {"hubAcceptsClient": True}
-        await self.api.patch(ocm.MANAGED_CLUSTER, cluster["metadata"]["name"], patch)
+        await self.api.patch(ocm.MANAGED_CLUSTER, cluster["metadata"]["name"], models.wire(patch))
 
-    async def _accept(self, cluster: Obj) -> None:
+    async def _accept(self, cluster: ManagedCluster) -> None:
         name = cluster["metadata"]["name"]
         try:
             await self._apply(
                 kinds.NAMESPACE, {"metadata": {"name": name, "labels": self._labels(name)}}
             )
-            cluster = await add_finalizer(
-                self.api, ocm.MANAGED_CLUSTER, cluster, wellknown.API_RESOURCE_CLEANUP_FINALIZER
+            finalized = await add_finalizer(
+                self.api,
+                ocm.MANAGED_CLUSTER,
+                models.wire(cluster),
+                wellknown.API_RESOURCE_CLEANUP_FINALIZER,
             )
+            cluster = models.view(ManagedCluster, finalized)
             await self._apply_cluster_role(name, accepted=True)
             await self._apply(kinds.ROLE_BINDING, self._registration_binding(name))
             await self._apply(kinds.ROLE_BINDING, self._work_binding(name))
@@ -104,23 +109,25 @@ class ManagedClusterController:
                 raise
             await self._accepted(cluster, "False", "Error", err.message)
             raise
-        was_accepted = conditions.is_true(_conditions(cluster), wellknown.CLUSTER_HUB_ACCEPTED)
+        was_accepted = conditions.is_true(conditions.of(cluster), wellknown.CLUSTER_HUB_ACCEPTED)
         await self._accepted(
             cluster, "True", wellknown.REASON_HUB_ADMIN_ACCEPTED, "Accepted by hub cluster admin"
         )
         if not was_accepted:
             await self.recorder.event(
-                cluster,
+                models.wire(cluster),
                 reason="ManagedClusterAccepted",
                 note=f"managed cluster {name} is accepted by hub",
             )
 
-    async def _deny(self, cluster: Obj) -> Result | None:
+    async def _deny(self, cluster: ManagedCluster) -> Result | None:
         name = cluster["metadata"]["name"]
-        if not conditions.is_true(_conditions(cluster), wellknown.CLUSTER_HUB_ACCEPTED):
+        if not conditions.is_true(conditions.of(cluster), wellknown.CLUSTER_HUB_ACCEPTED):
             return None  # never accepted (or already denied): nothing was granted
         await self.recorder.event(
-            cluster, reason="ManagedClusterDenied", note=f"managed cluster {name} is denied by hub"
+            models.wire(cluster),
+            reason="ManagedClusterDenied",
+            note=f"managed cluster {name} is denied by hub",
         )
         await self._apply_cluster_role(name, accepted=False)
         await self._remove_bindings(name)
@@ -132,22 +139,27 @@ class ManagedClusterController:
         )
         return None
 
-    async def _finalize(self, cluster: Obj) -> Result | None:
+    async def _finalize(self, cluster: ManagedCluster) -> Result | None:
         name = cluster["metadata"]["name"]
         await self._remove_access(name)
         if await self._works_remain(name):
             return Result(requeue_after=WORK_WAIT)
         await self._release_work_binding(name)
         await remove_finalizer(
-            self.api, ocm.MANAGED_CLUSTER, cluster, wellknown.API_RESOURCE_CLEANUP_FINALIZER
+            self.api,
+            ocm.MANAGED_CLUSTER,
+            models.wire(cluster),
+            wellknown.API_RESOURCE_CLEANUP_FINALIZER,
         )
         return None
 
-    async def _accepted(self, cluster: Obj, status: str, reason: str, message: str) -> Obj:
-        return await set_condition(
+    async def _accepted(
+        self, cluster: ManagedCluster, status: str, reason: str, message: str
+    ) -> None:
+        await set_condition(
             self.api,
             ocm.MANAGED_CLUSTER,
-            cluster,
+            models.wire(cluster),
             clock=self.clock,
             type=wellknown.CLUSTER_HUB_ACCEPTED,
             status=status,
@@ -164,8 +176,8 @@ class ManagedClusterController:
             kinds.CLUSTER_ROLE_BINDING, rbac.cluster_role_binding(name, labels=self.labels)
         )
 
-    async def _apply(self, kind: kinds.Kind, desired: Obj) -> Obj:
-        return await ensure(self.api, kind, desired, cache=self.caches.get(kind.kind))
+    async def _apply(self, kind: kinds.Kind, desired: Mapping[str, Any]) -> None:
+        await ensure(self.api, kind, models.wire(desired), cache=self.caches.get(kind.kind))
 
     async def _remove_bindings(self, name: str) -> None:
         for binding in (rbac.registration_binding_name(name), rbac.work_binding_name(name)):
@@ -202,7 +214,7 @@ class ManagedClusterController:
     def _labels(self, name: str) -> dict[str, str]:
         return {wellknown.CLUSTER_NAME_LABEL: name, **self.labels}
 
-    def _registration_binding(self, name: str) -> Obj:
+    def _registration_binding(self, name: str) -> RoleBinding:
         return rbac.role_binding(
             name,
             name=rbac.registration_binding_name(name),
@@ -210,7 +222,7 @@ class ManagedClusterController:
             labels=self.labels,
         )
 
-    def _work_binding(self, name: str) -> Obj:
+    def _work_binding(self, name: str) -> RoleBinding:
         return rbac.role_binding(
             name,
             name=rbac.work_binding_name(name),
@@ -218,7 +230,3 @@ class ManagedClusterController:
             labels=self.labels,
             finalizers=[wellknown.MANIFEST_WORK_CLEANUP_FINALIZER],
         )
-
-
-def _conditions(cluster: Obj) -> list[Obj]:
-    return conditions.of(cluster)

@@ -11,7 +11,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pyocm.api import kinds as ocm
-from pyocm.api import wellknown
+from pyocm.api import models, shapes, wellknown
+from pyocm.api.models.cluster_v1 import ManagedCluster
+from pyocm.api.models.meta_v1 import ObjectMeta
 from pyocm.base.clock import Clock, RealClock
 from pyocm.kube import kinds
 from pyocm.kube.kinds import Kind
@@ -29,7 +31,6 @@ from pyocm.runtime.events import Recorder
 from pyocm.runtime.informer import Change
 from pyocm.runtime.manager import Manager
 
-Obj = dict[str, Any]
 CONTROLLER_NAME = "pyocm-registration-controller"
 LEADER_LEASE = "pyocm-hub-controllers"
 LEADER_NAMESPACE = "open-cluster-management-hub"
@@ -57,8 +58,9 @@ class HubOptions:
         return bool(self.feature_gates.get(name, DEFAULT_GATES.get(name, False)))
 
 
-def _cluster_of(obj: Obj) -> list[str]:
-    name = ((obj.get("metadata") or {}).get("labels") or {}).get(wellknown.CLUSTER_NAME_LABEL)
+def _cluster_of(obj: Mapping[str, Any]) -> list[str]:
+    meta: ObjectMeta = obj.get("metadata", {})
+    name = meta.get("labels", {}).get(wellknown.CLUSTER_NAME_LABEL)
     return [name] if name else []
 
 
@@ -67,10 +69,11 @@ def _beyond_status(change: Change) -> bool:
     if change.old is None or change.new is None:
         return True
 
-    def essence(obj: Obj) -> Obj:
+    def essence(obj: Mapping[str, Any]) -> dict[str, Any]:
+        cluster = models.view(ManagedCluster, obj)
         meta = {
             k: v
-            for k, v in obj["metadata"].items()
+            for k, v in cluster["metadata"].items()
             if k not in ("resourceVersion", "managedFields")
         }
         return {**{k: v for k, v in obj.items() if k != "status"}, "metadata": meta}
@@ -82,8 +85,9 @@ def _renewed(change: Change) -> bool:
     """A renewal: an update that moved renewTime. As upstream, not a lease first seen
     (a hub restarted after hours down lists leases hours old: no clock is wrong)."""
 
-    def renew(obj: Obj | None) -> object:
-        return ((obj or {}).get("spec") or {}).get("renewTime")
+    def renew(obj: Mapping[str, Any] | None) -> object:
+        # Leases are not read through a schema: a spec of another type has no renewTime.
+        return shapes.mapping((obj or {}).get("spec")).get("renewTime")
 
     return (
         change.old is not None and change.new is not None and renew(change.old) != renew(change.new)
@@ -184,7 +188,7 @@ def build_hub_manager(
             await ensure(
                 api,
                 kinds.CLUSTER_ROLE if obj["kind"] == "ClusterRole" else kinds.CLUSTER_ROLE_BINDING,
-                obj,
+                models.wire(obj),
             )
 
     manager.add("bootstrap-rbac", bootstrap_rbac)

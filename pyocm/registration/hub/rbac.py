@@ -9,11 +9,16 @@ agent's client certificate carries, so access follows acceptance, not a user nam
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 from pyocm.api import wellknown
-
-Obj = dict[str, Any]
+from pyocm.api.models.meta_v1 import ObjectMeta
+from pyocm.api.models.rbac_v1 import (
+    ClusterRole,
+    ClusterRoleBinding,
+    PolicyRule,
+    RoleBinding,
+    Subject,
+)
 
 RBAC = "rbac.authorization.k8s.io"
 PREFIX = "open-cluster-management:managedcluster"
@@ -46,8 +51,8 @@ def cluster_groups(cluster: str) -> list[str]:
 
 def _rule(
     group: str, resources: list[str], verbs: list[str], names: list[str] | None = None
-) -> Obj:
-    rule: Obj = {"apiGroups": [group], "resources": resources, "verbs": verbs}
+) -> PolicyRule:
+    rule: PolicyRule = {"apiGroups": [group], "resources": resources, "verbs": verbs}
     if names:
         rule["resourceNames"] = names
     return rule
@@ -57,7 +62,7 @@ def _labels(cluster: str, extra: Mapping[str, str]) -> dict[str, str]:
     return {wellknown.CLUSTER_NAME_LABEL: cluster, **extra}
 
 
-def cluster_role(cluster: str, *, accepted: bool, labels: Mapping[str, str] = {}) -> Obj:
+def cluster_role(cluster: str, *, accepted: bool, labels: Mapping[str, str] = {}) -> ClusterRole:
     group = wellknown.CLUSTER_GROUP
     if accepted:
         rules = [
@@ -80,11 +85,11 @@ def cluster_role(cluster: str, *, accepted: bool, labels: Mapping[str, str] = {}
     }
 
 
-def _subjects(cluster: str) -> list[Obj]:
+def _subjects(cluster: str) -> list[Subject]:
     return [{"apiGroup": RBAC, "kind": "Group", "name": name} for name in cluster_groups(cluster)]
 
 
-def cluster_role_binding(cluster: str, *, labels: Mapping[str, str] = {}) -> Obj:
+def cluster_role_binding(cluster: str, *, labels: Mapping[str, str] = {}) -> ClusterRoleBinding:
     name = cluster_role_name(cluster)
     return {
         "apiVersion": f"{RBAC}/v1",
@@ -102,8 +107,8 @@ def role_binding(
     role: str,
     labels: Mapping[str, str] = {},
     finalizers: list[str] | None = None,
-) -> Obj:
-    metadata: Obj = {"name": name, "namespace": cluster, "labels": _labels(cluster, labels)}
+) -> RoleBinding:
+    metadata: ObjectMeta = {"name": name, "namespace": cluster, "labels": _labels(cluster, labels)}
     if finalizers:
         metadata["finalizers"] = finalizers
     return {
@@ -115,7 +120,7 @@ def role_binding(
     }
 
 
-def common_roles(*, labels: Mapping[str, str] = {}) -> list[Obj]:
+def common_roles(*, labels: Mapping[str, str] = {}) -> list[ClusterRole]:
     """The two roles every accepted cluster's RoleBindings point at."""
     addon, work = wellknown.ADDON_GROUP, wellknown.WORK_GROUP
     common = {wellknown.CLUSTER_NAME_LABEL: "", **labels}
@@ -125,7 +130,7 @@ def common_roles(*, labels: Mapping[str, str] = {}) -> list[Obj]:
         _rule(addon, ["managedclusteraddons/status"], ["patch", "update"]),
         _rule("events.k8s.io", ["events"], ["create"]),
     ]
-    work_rules = [
+    work_rules: list[PolicyRule] = [
         {
             "apiGroups": ["", "events.k8s.io"],
             "resources": ["events"],
@@ -145,7 +150,7 @@ def common_roles(*, labels: Mapping[str, str] = {}) -> list[Obj]:
     ]
 
 
-def bootstrap_objects() -> list[Obj]:
+def bootstrap_objects() -> tuple[ClusterRole, ClusterRoleBinding]:
     """What a bootstrap credential may do: ask for a certificate and create its cluster, nothing more.
 
     The rules are upstream's (the cluster-manager chart's and ``clusteradm init``'s
@@ -172,7 +177,7 @@ def bootstrap_objects() -> list[Obj]:
         _rule(wellknown.CLUSTER_GROUP, ["managedclusters"], read_create),
         _rule(wellknown.CLUSTER_GROUP, ["managedclustersets/join"], ["create"], ["default"]),
     ]
-    return [
+    return (
         {
             "apiVersion": f"{RBAC}/v1",
             "kind": "ClusterRole",
@@ -193,4 +198,4 @@ def bootstrap_objects() -> list[Obj]:
                 },
             ],
         },
-    ]
+    )

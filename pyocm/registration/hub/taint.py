@@ -7,20 +7,19 @@ Taints are written without ``timeAdded``: the hub's admission stamps it.
 from __future__ import annotations
 
 import copy
-from typing import Any
 
-from pyocm.api import conditions, wellknown
+from pyocm.api import conditions, models, wellknown
 from pyocm.api import kinds as ocm
+from pyocm.api.models.cluster_v1 import ManagedCluster, ManagedClusterSpecTaint
 from pyocm.runtime import malformed
 from pyocm.runtime.client import Api
 from pyocm.runtime.events import Recorder
 from pyocm.runtime.informer import Informer
 
-Obj = dict[str, Any]
 _OURS = (wellknown.TAINT_UNAVAILABLE, wellknown.TAINT_UNREACHABLE)
 
 
-def wanted_taint(cluster: Obj) -> str | None:
+def wanted_taint(cluster: ManagedCluster) -> str | None:
     available = conditions.find(conditions.of(cluster), wellknown.CLUSTER_AVAILABLE)
     status = available.get("status") if available else None
     if status == "True":
@@ -36,16 +35,12 @@ class TaintController:
         self.reader = malformed.managed_clusters(recorder=recorder)
 
     async def reconcile(self, name: str) -> None:
-        cluster = await self.reader.read(self.clusters.store.get(name))
+        # Read through its schema: a spec or taints of the wrong type read as absent.
+        cluster = models.view(ManagedCluster, await self.reader.read(self.clusters.store.get(name)))
         if cluster is None or cluster["metadata"].get("deletionTimestamp"):
             return
-        # A cluster stored by another writer may lack a spec or hold odd taints.
-        raw = cluster.get("spec")
-        spec: Obj = raw if isinstance(raw, dict) else {}
-        found = spec.get("taints")
-        current: list[Obj] = (
-            [t for t in found if isinstance(t, dict)] if isinstance(found, list) else []
-        )
+        spec = cluster.get("spec", {})
+        current = spec.get("taints", [])
         wanted = wanted_taint(cluster)
         taints = [t for t in current if t.get("key") not in _OURS or _is(t, wanted)]
         if wanted is not None and not any(_is(t, wanted) for t in taints):
@@ -54,15 +49,15 @@ class TaintController:
             return
         updated = copy.deepcopy(cluster)
         updated["spec"] = {**copy.deepcopy(spec), "taints": taints}
-        await self.api.update(ocm.MANAGED_CLUSTER, updated)
+        await self.api.update(ocm.MANAGED_CLUSTER, models.wire(updated))
         await self.recorder.event(
-            cluster,
+            models.wire(cluster),
             reason="ManagedClusterConditionAvailableUpdated",
             note=f"Update the original taints to the [{_describe(taints)}]",
         )
 
 
-def _describe(taints: list[Obj]) -> str:
+def _describe(taints: list[ManagedClusterSpecTaint]) -> str:
     """Taints as kubectl writes them: ``key=value:effect``, comma-separated."""
     return ", ".join(
         f"{t.get('key')}{'=' + str(t['value']) if t.get('value') else ''}:{t.get('effect')}"
@@ -70,7 +65,7 @@ def _describe(taints: list[Obj]) -> str:
     )
 
 
-def _is(taint: Obj, key: str | None) -> bool:
+def _is(taint: ManagedClusterSpecTaint, key: str | None) -> bool:
     return (
         key is not None
         and taint.get("key") == key
