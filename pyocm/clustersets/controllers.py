@@ -15,11 +15,10 @@ from typing import Any
 from pyocm.api import kinds as ocm
 from pyocm.api import shapes, wellknown
 from pyocm.base.clock import Clock
-from pyocm.clustersets.membership import SelectorError, count_members
+from pyocm.clustersets.membership import SelectorError, count_selected
 from pyocm.clustersets.namespaces import ManagedNamespacesController, may_change, set_may_change
 from pyocm.kube.status import ApiError
 from pyocm.runtime import malformed
-from pyocm.runtime.cache import key_of
 from pyocm.runtime.client import Api
 from pyocm.runtime.controller import Result
 from pyocm.runtime.events import Recorder
@@ -29,6 +28,8 @@ from pyocm.runtime.status import set_condition
 
 Obj = dict[str, Any]
 DEFAULT_SETS_KEY = "default-sets"
+#: The bindings informer's index by the set each binding names.
+BOUND_SET_INDEX = "bound-set"
 RESYNC = 10.0
 #: Seconds a set's status waits after a membership change, gathering the changes
 #: that follow.
@@ -56,7 +57,7 @@ class SetStatusController:
         try:
             # The stored selector, not the cleaned one: a selector with parts left out
             # would select more than its writer meant, so such a set selects nothing.
-            count = count_members(stored, self.clusters.store.objects())
+            count = count_selected(stored, self.clusters)
         except SelectorError:
             return  # admission refuses such sets; one stored before gets no status
         await set_condition(
@@ -155,13 +156,12 @@ def add_clusterset_controllers(
     binding = BindingController(api, bindings, sets, clock=clock)
     binding_controller = manager.controller("clustersetbinding", binding.reconcile)
     binding_controller.watch(bindings)
+    bindings.add_index(BOUND_SET_INDEX, _bound_set_index)
     binding_controller.watch(
         sets,
-        lambda cluster_set: [
-            key_of(b)
-            for b in bindings.store.objects()
-            if bound_set(b) == cluster_set["metadata"]["name"]
-        ],
+        lambda cluster_set: bindings.store.index_keys(
+            BOUND_SET_INDEX, cluster_set["metadata"]["name"]
+        ),
     )
 
     namespaces = ManagedNamespacesController(api, clusters, sets, recorder=recorder)
@@ -180,6 +180,11 @@ def bound_set(binding: Obj) -> str:
     """The set a binding names ('' when it names none, or not as a string)."""
     found = shapes.mapping(binding.get("spec")).get("clusterSet")
     return found if isinstance(found, str) else ""
+
+
+def _bound_set_index(binding: Obj) -> list[str]:
+    found = bound_set(binding)
+    return [found] if found else []
 
 
 def _membership_may_change(change: Change) -> bool:

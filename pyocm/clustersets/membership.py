@@ -8,6 +8,8 @@ from typing import Any
 
 from pyocm.api import cluster_v1beta2, shapes, wellknown
 from pyocm.kube import selectors
+from pyocm.runtime.cache import by_label
+from pyocm.runtime.informer import Informer
 
 Obj = dict[str, Any]
 
@@ -16,11 +18,55 @@ class SelectorError(ValueError):
     """The set's clusterSelector cannot select anything (an unknown type, say)."""
 
 
-def count_members(cluster_set: Obj, clusters: Iterable[Obj]) -> int:
+def count_members(cluster_set: Obj, clusters: Iterable[Obj], *, match: Any = None) -> int:
     """How many of ``clusters`` the set selects (its status says no more: no list to
     build and sort for every status rewrite while a fleet joins)."""
-    match = matcher(cluster_set)
+    match = match or matcher(cluster_set)
     return sum(1 for c in clusters if match(labels_of(c)))
+
+
+def label_index(key: str) -> str:
+    """The name of a clusters informer's index by the value of label ``key``."""
+    return f"label:{key}"
+
+
+def selected_names(cluster_set: Obj, clusters: Informer) -> list[str]:
+    """The names of the cached clusters the set selects. A set selecting by one label's
+    value (the exclusive types, the default set's among them) reads them from a label
+    index, added on first use; only a general label selector looks at every cluster."""
+    match = matcher(cluster_set)
+    exclusive = exclusive_label(cluster_set)
+    if exclusive is None:
+        return [c["metadata"]["name"] for c in clusters.store.objects() if match(labels_of(c))]
+    key, value = exclusive
+    clusters.add_index(label_index(key), by_label(key))
+    return clusters.store.index_keys(label_index(key), value)
+
+
+def count_selected(cluster_set: Obj, clusters: Informer) -> int:
+    """How many cached clusters the set selects (through a label index when it can)."""
+    match = matcher(cluster_set)
+    exclusive = exclusive_label(cluster_set)
+    if exclusive is None:
+        return count_members(cluster_set, clusters.store.objects(), match=match)
+    key, value = exclusive
+    clusters.add_index(label_index(key), by_label(key))
+    return clusters.store.index_count(label_index(key), value)
+
+
+def exclusive_label(cluster_set: Obj) -> tuple[str, str] | None:
+    """The one label (key, value) that makes a cluster a member, for the exclusive
+    selector types; None for a label selector (or a malformed exclusive one)."""
+    selector = shapes.mapping(shapes.mapping(cluster_set.get("spec")).get("clusterSelector"))
+    kind = selector.get("selectorType") or wellknown.SELECTOR_EXCLUSIVE_CLUSTER_SET_LABEL
+    if kind == wellknown.SELECTOR_EXCLUSIVE_CLUSTER_SET_LABEL:
+        return wellknown.CLUSTER_SET_LABEL, str(cluster_set["metadata"]["name"])
+    if kind == wellknown.SELECTOR_EXCLUSIVE_LABEL:
+        exclusive = shapes.mapping(selector.get("exclusiveLabel"))
+        key, value = exclusive.get("key"), exclusive.get("value")
+        if isinstance(key, str) and isinstance(value, str):
+            return key, value
+    return None
 
 
 def labels_of(cluster: Obj) -> dict[str, str]:

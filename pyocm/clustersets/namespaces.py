@@ -13,7 +13,7 @@ from typing import Any
 
 from pyocm.api import kinds as ocm
 from pyocm.api import shapes
-from pyocm.clustersets.membership import SelectorError, labels_of, matcher
+from pyocm.clustersets.membership import SelectorError, labels_of, matcher, selected_names
 from pyocm.runtime import malformed
 from pyocm.runtime.client import Api
 from pyocm.runtime.events import Recorder
@@ -21,6 +21,8 @@ from pyocm.runtime.informer import Change, Informer
 
 Obj = dict[str, Any]
 EVENT_REASON = "ManagedNamespacesUpdated"
+#: The clusters informer's index by the sets their managedNamespaces entries name.
+LISTED_SET_INDEX = "listed-set"
 
 
 def desired_namespaces(cluster: Obj, sets: Iterable[Obj]) -> list[Obj]:
@@ -69,9 +71,21 @@ def with_conditions(desired: list[Obj], current: list[Obj]) -> list[Obj]:
     return merged
 
 
+def listed_sets(cluster: Obj) -> list[str]:
+    """An index function: the sets a cluster's ``status.managedNamespaces`` names."""
+    return sorted(
+        {
+            e["clusterSet"]
+            for e in cluster_namespaces(cluster)
+            if isinstance(e.get("clusterSet"), str)
+        }
+    )
+
+
 class ManagedNamespacesController:
     def __init__(self, api: Api, clusters: Informer, sets: Informer, *, recorder: Recorder) -> None:
         self.api, self.clusters, self.sets, self.recorder = api, clusters, sets, recorder
+        clusters.add_index(LISTED_SET_INDEX, listed_sets)
         self.reader = malformed.managed_clusters(recorder=recorder)
 
     async def reconcile(self, name: str) -> None:
@@ -94,18 +108,15 @@ class ManagedNamespacesController:
         )
 
     def clusters_of_set(self, cluster_set: Obj) -> list[str]:
-        """Clusters a set change may concern: its members now, and those listing it before."""
+        """Clusters a set change may concern: its members now, and those listing it before
+        (both read through indexes, except a label selector's members)."""
         set_name = cluster_set["metadata"]["name"]
+        listed = self.clusters.store.index_keys(LISTED_SET_INDEX, set_name)
         try:
-            selects = matcher(cluster_set)
+            members = selected_names(cluster_set, self.clusters)
         except SelectorError:
-            selects = None
-        names = []
-        for cluster in self.clusters.store.objects():
-            listed = any(e.get("clusterSet") == set_name for e in cluster_namespaces(cluster))
-            if listed or (selects and selects(labels_of(cluster))):
-                names.append(cluster["metadata"]["name"])
-        return names
+            members = []
+        return sorted({*listed, *members})
 
 
 def may_change(change: Change) -> bool:

@@ -2,6 +2,12 @@
 
 Keys are client-go's: ``namespace/name`` for namespaced objects, ``name`` otherwise.
 Objects handed out are the cache's own; callers copy before they change one.
+
+Indexes are client-go's Indexers: an index function maps an object to the values it is
+filed under (its namespace, its owners' uids, a label's value), and the index maps
+each value to the keys filed there, so a mapper finds "the bindings of this set" without
+reading every binding. A store keeps only the indexes asked for: at 10,000 clusters an
+unused index is memory for nothing.
 """
 
 from __future__ import annotations
@@ -31,6 +37,12 @@ def by_namespace(obj: Obj) -> list[str]:
     """An index function: the object's namespace."""
     namespace = (obj.get("metadata") or {}).get("namespace")
     return [namespace] if namespace else []
+
+
+def by_owner_uid(obj: Obj) -> list[str]:
+    """An index function: the uids of the object's owners (client-go's owner index)."""
+    refs = (obj.get("metadata") or {}).get("ownerReferences") or ()
+    return [str(ref["uid"]) for ref in refs if isinstance(ref, dict) and ref.get("uid")]
 
 
 def by_label(label: str) -> IndexFunc:
@@ -90,6 +102,9 @@ class Store:
         for key, obj in self._items.items():
             self._index(name, key, obj)
 
+    def has_index(self, name: str) -> bool:
+        return name in self._index_funcs
+
     def get(self, key: str) -> Obj | None:
         return self._items.get(key)
 
@@ -106,8 +121,16 @@ class Store:
         return key in self._items
 
     def by_index(self, name: str, value: str) -> list[Obj]:
-        keys = self._indexes[name].get(value, ())
-        return [self._items[key] for key in sorted(keys)]
+        """The objects whose index ``name`` holds ``value``, by key."""
+        return [self._items[key] for key in self.index_keys(name, value)]
+
+    def index_keys(self, name: str, value: str) -> list[str]:
+        """The keys of those objects, sorted (client-go's IndexKeys)."""
+        return sorted(self._indexes[name].get(value, ()))
+
+    def index_count(self, name: str, value: str) -> int:
+        """How many objects index ``name`` holds under ``value``, without listing them."""
+        return len(self._indexes[name].get(value, ()))
 
     def __len__(self) -> int:
         return len(self._items)

@@ -21,10 +21,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from pyocm.base.backoff import Backoff
 from pyocm.base.clock import Clock, RealClock
 from pyocm.kube.kinds import Kind
 from pyocm.kube.status import ApiError
-from pyocm.runtime.cache import Store, key_of
+from pyocm.runtime.cache import IndexFunc, Store, key_of
 from pyocm.runtime.client import Api
 from pyocm.runtime.errors import ApiConnectionError
 
@@ -33,6 +34,8 @@ log = logging.getLogger(__name__)
 #: Longest wait between failed lists: access granted a moment later (RBAC) must not
 #: leave a cache empty for long.
 MAX_BACKOFF = 5.0
+#: Pauses between failed lists: 0.2 s doubling up to MAX_BACKOFF.
+RELIST_BACKOFF = Backoff(duration=0.2, cap=MAX_BACKOFF)
 
 
 @dataclass(frozen=True)
@@ -88,6 +91,16 @@ class Informer:
         for obj in self.store.objects():
             handler(Change(None, obj))
 
+    def add_index(self, name: str, func: IndexFunc) -> Informer:
+        """File the cache's objects under ``func(obj)`` in index ``name``; return self.
+
+        Controllers sharing this informer may each ask for the same index: a name
+        means one function, so a second request for a name is a no-op. Read it with
+        ``informer.store.by_index(name, value)`` or ``index_keys``."""
+        if not self.store.has_index(name):
+            self.store.add_index(name, func)
+        return self
+
     @property
     def has_synced(self) -> bool:
         return self._synced.is_set()
@@ -115,7 +128,7 @@ class Informer:
                     failures += 1
                     log.log(self._level(failures), "%s: %s", self.kind, err)
                 if failures:
-                    await self._clock.sleep(min(0.2 * 2 ** (failures - 1), MAX_BACKOFF))
+                    await self._clock.sleep(RELIST_BACKOFF.delay(failures - 1))
         finally:
             if resync is not None:
                 resync.cancel()

@@ -13,6 +13,7 @@ import pytest
 from pyocm.api import kinds as ocm
 from pyocm.api import wellknown
 from pyocm.kube import kinds
+from pyocm.runtime.cache import Store
 from pyocm.runtime.client import Api
 from pyocm.testing import HubProcess
 from tests.support import eventually
@@ -125,17 +126,13 @@ _MALFORMED_STATUS: list[Any] = [
 ]
 
 
-class _ListStore:
-    """A store that also lists (the cluster-set controllers look at every object)."""
+class _ListStore(Store):
+    """A real store of the objects (the cluster-set controllers list and index them)."""
 
     def __init__(self, objects: dict[str, Obj]) -> None:
-        self.by_key = objects
-
-    def get(self, key: str) -> Obj | None:
-        return self.by_key.get(key)
-
-    def objects(self) -> list[Obj]:
-        return list(self.by_key.values())
+        super().__init__()
+        for obj in objects.values():
+            self.upsert(obj)
 
 
 class _Hub(_Fakes):
@@ -145,6 +142,11 @@ class _Hub(_Fakes):
         super().__init__(objects)
         self.patches: list[Obj] = []
         self.warnings: list[str] = []
+
+    def add_index(self, name: str, func: Any) -> _Hub:
+        if not self.store.has_index(name):  # type: ignore[attr-defined]
+            self.store.add_index(name, func)  # type: ignore[attr-defined]
+        return self
 
     async def patch(self, kind: Any, name: str, patch: Obj, **kw: Any) -> Obj:
         self.patches.append(patch)
