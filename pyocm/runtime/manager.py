@@ -1,7 +1,17 @@
 """Runs a set of controllers over shared informers, optionally only while leading.
 
 Controllers ask the manager for informers; two asking for the same kind, namespace and
-selectors share one list+watch and one cache. :meth:`Manager.run` starts the informers,
+selectors share one list+watch and one cache. Informers may watch several APIs: a work
+or add-on agent watches the hub and its managed cluster at once, and one controller's
+watches map changes from either to keys of its one root kind::
+
+    works = manager.informer(kinds.MANIFEST_WORK, namespace=cluster)          # the hub
+    applied = manager.informer(kinds.CONFIGMAP, api=spoke, labels=selector)  # the spoke
+    controller = manager.controller("work", reconcile)
+    controller.watch(works)
+    controller.watch(applied, enqueue_owner(kinds.APPLIED_MANIFEST_WORK))
+
+:meth:`Manager.run` starts the informers,
 then the controllers, and stops them all (no task left behind) when cancelled or when
 leadership is lost.
 """
@@ -35,7 +45,9 @@ class Manager:
         self.api = api
         self.clock = clock or RealClock()
         self._resync = resync
-        self._informers: dict[tuple[Kind, str | None, str | None, str | None], Informer] = {}
+        # Keyed by the API's identity too: the same kind on the hub and on a managed
+        # cluster are two caches.
+        self._informers: dict[tuple[int, Kind, str | None, str | None, str | None], Informer] = {}
         self._controllers: list[Controller] = []
         self._runnables: list[tuple[str, Runnable]] = []
 
@@ -43,15 +55,18 @@ class Manager:
         self,
         kind: Kind,
         *,
+        api: Api | None = None,
         namespace: str | None = None,
         labels: str | None = None,
         fields: str | None = None,
     ) -> Informer:
-        key = (kind, namespace, labels, fields)
+        """The shared informer of ``kind`` on ``api`` (the manager's own by default)."""
+        api = api or self.api
+        key = (id(api), kind, namespace, labels, fields)
         found = self._informers.get(key)
         if found is None:
             found = Informer(
-                self.api,
+                api,
                 kind,
                 namespace=namespace,
                 labels=labels,
@@ -104,8 +119,8 @@ class Manager:
 
     async def _run_all(self) -> None:
         tasks = [
-            asyncio.create_task(informer.run(), name=f"informer {kind}")
-            for (kind, *_), informer in self._informers.items()
+            asyncio.create_task(informer.run(), name=f"informer {informer.kind}")
+            for informer in self._informers.values()
         ]
         try:
             await self.wait_synced()
