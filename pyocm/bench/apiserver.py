@@ -84,8 +84,10 @@ _BASELINE = textwrap.dedent(
     app.router.add_route("*", "/{tail:.*}", handle)
     ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
     ctx.load_cert_chain(cert, key)
-    uvloop.install()
-    web.run_app(app, host="127.0.0.1", port=port, ssl_context=ctx, print=None, access_log=None)
+    web.run_app(
+        app, host="127.0.0.1", port=port, ssl_context=ctx, print=None, access_log=None,
+        loop=uvloop.new_event_loop(),
+    )
     """
 )
 

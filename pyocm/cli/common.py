@@ -14,6 +14,7 @@ from typing import Any, NoReturn, TypeVar
 import typer
 
 from pyocm.apiserver.config import default_data_dir
+from pyocm.base.loop import run_main
 from pyocm.kube.status import ApiError
 from pyocm.registration.agent.errors import AgentError
 from pyocm.registration.hub.accept import AcceptError
@@ -51,13 +52,7 @@ def fail(message: str, *, code: int = 1) -> NoReturn:
 def run(work: Coroutine[Any, Any, T]) -> T:
     """Run ``work`` on uvloop; failures a user can act on become one line on stderr."""
     try:
-        import uvloop
-
-        uvloop.install()
-    except ImportError:  # pragma: no cover - uvloop is a dependency
-        pass
-    try:
-        return asyncio.run(work)
+        return run_main(work)
     except ApiConnectionError as err:
         fail(str(err))
     except (AgentError, AcceptError) as err:

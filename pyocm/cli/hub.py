@@ -19,6 +19,7 @@ from pyocm import hubmanager
 from pyocm.apiserver.config import ServerConfig, default_data_dir, parse_listen
 from pyocm.apiserver.server import HubServer
 from pyocm.apiserver.storage.errors import StorageError
+from pyocm.base.loop import run_main
 from pyocm.cli.common import fix_mmap_threshold, raise_open_file_limit, setup_logging
 from pyocm.local import crdinstall
 from pyocm.registration.hub.manager import HubOptions
@@ -161,13 +162,7 @@ def parse_feature_gates(text: str) -> dict[str, bool]:
 
 
 def _run(config: ServerConfig, options: HubOptions | None) -> None:
-    try:
-        import uvloop
-
-        uvloop.install()
-    except ImportError:  # pragma: no cover - uvloop is a dependency; plain asyncio still works
-        pass
-    asyncio.run(_serve(config, options))
+    run_main(_serve(config, options))
 
 
 async def _serve(config: ServerConfig, options: HubOptions | None) -> None:
