@@ -15,17 +15,17 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
 
-from pyocm.api import conditions, wellknown
+from pyocm.api import conditions, models, wellknown
 from pyocm.api import kinds as ocm
+from pyocm.api.models.certificates_v1 import CertificateSigningRequest
+from pyocm.api.models.cluster_v1 import ManagedCluster
 from pyocm.kube import kinds, timefmt
 from pyocm.kube.status import ApiError
 from pyocm.registration.hub.csrapproval import checked_subject
 from pyocm.registration.hub.requesters import join_refusal
 from pyocm.runtime.client import Api
 
-Obj = dict[str, Any]
 #: The longest an accept waits for the hub to grant the cluster's access before approving.
 GRANT_WAIT = 10.0
 
@@ -39,7 +39,7 @@ class _Requests:
     """A cluster's valid join CSRs, sorted by what accepting does with them."""
 
     #: Pending, from a bootstrap identity: (CSR, the agent name it asks for).
-    approvable: list[tuple[Obj, str]] = field(default_factory=list)
+    approvable: list[tuple[CertificateSigningRequest, str]] = field(default_factory=list)
     #: Pending, from anyone else: why each is not approved.
     refusals: list[str] = field(default_factory=list)
     decided: int = 0
@@ -96,7 +96,7 @@ async def accept_cluster(
                 "lastUpdateTime": timefmt.format_time(datetime.now(UTC)),
             }
         ]
-        await api.update(kinds.CSR, csr, subresource="approval")
+        await api.update(kinds.CSR, models.wire(csr), subresource="approval")
         approved.append(csr["metadata"]["name"])
     return approved
 
@@ -156,7 +156,8 @@ async def _wait_for_grant(api: Api, name: str, *, until: float) -> None:
         # aclosing: leaving the loop early ends the stream (and frees its connection) now.
         async with asyncio.timeout(seconds), contextlib.aclosing(events):
             async for event, cluster in events:
-                found = (cluster.get("status") or {}).get("conditions")
+                # conditions.of: a status of the wrong type reads as no conditions.
+                found = conditions.of(cluster)
                 if event != "BOOKMARK" and conditions.is_true(
                     found, wellknown.CLUSTER_HUB_ACCEPTED
                 ):
@@ -169,26 +170,27 @@ async def _join_csrs(api: Api, name: str) -> _Requests:
     """The cluster's agent CSRs that pass the hub's subject checks, sorted."""
     listed = await api.list(kinds.CSR, labels=f"{wellknown.CLUSTER_NAME_LABEL}={name}")
     requests = _Requests()
-    for csr in listed.get("items") or []:
-        checked = checked_subject(csr)
+    for item in listed.get("items") or []:
+        csr = models.view(CertificateSigningRequest, item)
+        checked = checked_subject(item)
         if checked is None or checked[0] != name:
             continue
-        if (csr.get("status") or {}).get("conditions"):
+        if csr.get("status", {}).get("conditions"):
             requests.decided += 1
-        elif (refusal := join_refusal(csr)) is not None:
+        elif (refusal := join_refusal(item)) is not None:
             requests.refusals.append(refusal)
         else:
             requests.approvable.append((csr, checked[1]))
     return requests
 
 
-def _accepted(cluster: Obj | None) -> bool:
-    return cluster is not None and bool((cluster.get("spec") or {}).get("hubAcceptsClient"))
+def _accepted(cluster: ManagedCluster | None) -> bool:
+    return cluster is not None and cluster.get("spec", {}).get("hubAcceptsClient", False)
 
 
-async def find_cluster(api: Api, name: str) -> Obj | None:
+async def find_cluster(api: Api, name: str) -> ManagedCluster | None:
     try:
-        return await api.get(ocm.MANAGED_CLUSTER, name)
+        return models.view(ManagedCluster, await api.get(ocm.MANAGED_CLUSTER, name))
     except ApiError as err:
         if err.code == 404:
             return None
