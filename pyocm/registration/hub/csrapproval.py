@@ -18,6 +18,9 @@ group, CN ``system:open-cluster-management:<cluster>:<agent>``). Then:
 
 A CSR that a cluster agent made but that is no renewal of its own certificate is logged
 as refused. A first join is approved by the admin (``pyocm accept``), never here.
+
+These rules are :class:`ClusterAgentApprover`, first in the controller's chain of
+approvers (approvers.py); CSRs it passes on go to the approvers added after it.
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ import base64
 import binascii
 import copy
 import logging
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from typing import Any
 
 from pyocm.api import conditions, wellknown
@@ -34,6 +37,7 @@ from pyocm.base.clock import Clock
 from pyocm.kube import kinds, timefmt
 from pyocm.pki.csr import CsrError, read_subject
 from pyocm.registration.hub import rbac
+from pyocm.registration.hub.approvers import APPROVE_REASON, DECLINE, CsrApprover, Verdict, approve
 from pyocm.registration.hub.requesters import Requester, join_refusal, renewal_refusal
 from pyocm.runtime.client import Api
 from pyocm.runtime.events import Recorder
@@ -42,7 +46,7 @@ from pyocm.runtime.informer import Informer
 Obj = dict[str, Any]
 log = logging.getLogger(__name__)
 CLIENT_SIGNER = "kubernetes.io/kube-apiserver-client"
-APPROVE_REASON = "AutoApprovedByHubCSRApprovingController"
+__all__ = ["APPROVE_REASON", "CLIENT_SIGNER", "ClusterAgentApprover", "CsrApprovalController"]
 APPROVE_MESSAGE = "Auto approving Managed cluster agent certificate after SubjectAccessReview."
 
 
@@ -72,31 +76,21 @@ def checked_subject(csr: Obj) -> tuple[str, str] | None:
     return str(cluster), name
 
 
-class CsrApprovalController:
+class ClusterAgentApprover:
+    """Upstream's cluster-agent rules: renewals, and joins by auto-approved users."""
+
     def __init__(
-        self,
-        api: Api,
-        csrs: Informer,
-        clusters: Informer,
-        *,
-        clock: Clock,
-        recorder: Recorder,
-        auto_approved_users: Collection[str] = (),
+        self, api: Api, clusters: Informer, *, auto_approved_users: Collection[str] = ()
     ) -> None:
         self.api = api
-        self.csrs = csrs
         self.clusters = clusters
-        self.clock = clock
-        self.recorder = recorder
         self.auto_approved_users = frozenset(auto_approved_users)
 
-    async def reconcile(self, name: str) -> None:
-        csr = self.csrs.store.get(name)
-        if csr is None or _decided(csr):
-            return
+    async def review(self, csr: Obj) -> Verdict | None:
         checked = checked_subject(csr)
         if checked is None:
-            return
+            return None  # no cluster agent's CSR: another approver's, if any
+        name = csr["metadata"]["name"]
         cluster, requested_for = checked
         requester = Requester.of(csr)
         if requester.username == requested_for or requester.cluster_agent:
@@ -104,14 +98,14 @@ class CsrApprovalController:
             if refusal is not None:
                 log.warning("not approving CSR %s: %s", name, refusal)
             elif await self._renewal_allowed(csr, cluster):
-                await self._approve(csr, reason="ManagedClusterCSRAutoApproved")
-            return
+                return approve("ManagedClusterCSRAutoApproved", APPROVE_MESSAGE)
+            return DECLINE
         if requester.username in self.auto_approved_users:
             refusal = join_refusal(csr)
-            if refusal is not None:
-                log.warning("not approving CSR %s: %s", name, refusal)
-                return
-            await self._approve(csr, reason="ManagedClusterAutoApproved")
+            if refusal is None:
+                return approve("ManagedClusterAutoApproved", APPROVE_MESSAGE)
+            log.warning("not approving CSR %s: %s", name, refusal)
+        return DECLINE  # a join: the admin's to approve
 
     async def _renewal_allowed(self, csr: Obj, cluster: str) -> bool:
         managed = self.clusters.store.get(cluster)
@@ -140,7 +134,41 @@ class CsrApprovalController:
         answer = await self.api.create(kinds.SUBJECT_ACCESS_REVIEW, review)
         return bool((answer.get("status") or {}).get("allowed"))
 
-    async def _approve(self, csr: Obj, *, reason: str) -> None:
+
+class CsrApprovalController:
+    """Asks each approver in turn about every pending CSR the ``csrs`` informer holds;
+    the first verdict stands. The cluster-agent approver always comes first."""
+
+    def __init__(
+        self,
+        api: Api,
+        csrs: Informer,
+        clusters: Informer,
+        *,
+        clock: Clock,
+        recorder: Recorder,
+        auto_approved_users: Collection[str] = (),
+        approvers: Sequence[CsrApprover] = (),
+    ) -> None:
+        self.api = api
+        self.csrs = csrs
+        self.clock = clock
+        self.recorder = recorder
+        first = ClusterAgentApprover(api, clusters, auto_approved_users=auto_approved_users)
+        self.approvers: tuple[CsrApprover, ...] = (first, *approvers)
+
+    async def reconcile(self, name: str) -> None:
+        csr = self.csrs.store.get(name)
+        if csr is None or _decided(csr):
+            return
+        for approver in self.approvers:
+            verdict = await approver.review(csr)
+            if verdict is not None:
+                if verdict.approved:
+                    await self._approve(csr, verdict)
+                return
+
+    async def _approve(self, csr: Obj, verdict: Verdict) -> None:
         approved = copy.deepcopy(csr)
         listed = approved.setdefault("status", {}).setdefault("conditions", [])
         listed.append(
@@ -148,13 +176,15 @@ class CsrApprovalController:
                 "type": "Approved",
                 "status": "True",
                 "reason": APPROVE_REASON,
-                "message": APPROVE_MESSAGE,
+                "message": verdict.message,
                 "lastUpdateTime": timefmt.format_time(self.clock.now()),
             }
         )
         await self.api.update(kinds.CSR, approved, subresource="approval")
         await self.recorder.event(
-            csr, reason=reason, note=f"auto approved the CSR {csr['metadata']['name']}"
+            csr,
+            reason=verdict.event_reason,
+            note=f"auto approved the CSR {csr['metadata']['name']}",
         )
 
 
