@@ -340,3 +340,23 @@ async def test_an_anonymous_caller_cannot_impersonate(anonymous: Caller) -> None
         "GET", "/api/v1/namespaces", headers={"Impersonate-User": "pyocm-admin"}
     )
     assert code == 401, "no credential: refused before impersonation is considered"
+
+
+async def test_headers_naming_no_one_serve_the_caller_as_itself(
+    hub: HubProcess, admin: Client, anonymous: Caller, unique: str
+) -> None:
+    """An unknown ``Impersonate-*`` header or an empty ``Impersonate-User`` asks for no
+    one: kube serves the caller as itself. Before, the request ran as user "" with no
+    check at all (and the audit log said so)."""
+    for headers in ([("Impersonate-Foo", unique)], [("Impersonate-User", "")]):
+        code, review = await whoami(admin, [*headers, ("X-Probe", unique)])
+        assert code == 201, review
+        assert review["status"]["userInfo"]["username"] == "pyocm-admin", headers
+    cluster_info = "/api/v1/namespaces/kube-public/configmaps/cluster-info"
+    for anonymous_headers in ({"Impersonate-Foo": unique}, {"Impersonate-User": ""}):
+        code, _ = await anonymous.request("GET", cluster_info, headers=anonymous_headers)
+        assert code == 200
+        code, _ = await anonymous.request("GET", CSRS, headers=anonymous_headers)
+        assert code == 401, "still anonymous: refused as before"
+    impersonating = [line for line in hub.log().splitlines() if 'impersonating user ""' in line]
+    assert impersonating == []

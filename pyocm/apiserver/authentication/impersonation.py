@@ -120,6 +120,10 @@ def impersonate(
     every name logged is quoted, so no header can forge a log line.
     """
     wanted = targets(headers)
+    if not wanted:
+        # Only unknown Impersonate-* headers, or an empty Impersonate-User (kube reads
+        # it as absent): nothing to act as, so the caller is served as itself.
+        return requestor
     for target in wanted:
         attrs = target.attributes(requestor)
         decision = authorizer.authorize(rbac, attrs)

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import logging
+
+import pytest
 from multidict import CIMultiDict, CIMultiDictProxy
 
 from pyocm.apiserver.authentication import impersonation
 from pyocm.apiserver.authentication.user import MASTERS, UserInfo
 from pyocm.apiserver.authorization.index import RbacIndex
+from pyocm.kube.status import ApiError
 
 ADMIN = UserInfo(name="admin", groups=(MASTERS, "system:authenticated"))
 
@@ -65,3 +69,28 @@ def test_implied_groups_follow_kube() -> None:
 
 def test_no_header_means_nothing_to_impersonate() -> None:
     assert impersonation.targets(headers(("Accept", "x"))) == []
+
+
+def test_nothing_to_impersonate_leaves_the_caller_as_is(caplog: pytest.LogCaptureFixture) -> None:
+    """kube serves the request as the caller when the headers name no one: an unknown
+    ``Impersonate-*`` header, or an empty ``Impersonate-User`` (read as absent). Before,
+    such a request ran as user "" with no permission checked."""
+    caplog.set_level(logging.INFO, logger="pyocm.apiserver.audit")
+    for pairs in (
+        [("Impersonate-Foo", "x")],
+        [("Impersonate-User", "")],
+        [("Impersonate-User", ""), ("Impersonate-Foo", "")],
+    ):
+        assert as_admin(*pairs) is ADMIN, pairs
+        anonymous = UserInfo(name="system:anonymous", groups=("system:unauthenticated",))
+        served = impersonation.impersonate(
+            anonymous, headers=headers(*pairs), rbac=RbacIndex(), request_line="GET /"
+        )
+        assert served is anonymous, pairs
+    assert not caplog.records, "nothing impersonated: nothing audited"
+
+
+def test_an_empty_user_with_groups_is_still_a_bad_request() -> None:
+    with pytest.raises(ApiError) as refused:
+        as_admin(("Impersonate-User", ""), ("Impersonate-Group", "g"))
+    assert refused.value.code == 400
