@@ -17,6 +17,7 @@ import asyncio
 from collections import deque
 
 from pyocm.base.clock import Clock, RealClock
+from pyocm.base.metrics import QueueStats
 
 
 class ShutDown(Exception):
@@ -30,8 +31,15 @@ class WorkQueue:
         clock: Clock | None = None,
         base_delay: float = 0.005,
         max_delay: float = 300.0,
+        stats: QueueStats | None = None,
     ) -> None:
+        """``stats``, when given, gets client-go's work-queue numbers (depth, adds,
+        retries, time queued, time worked); :func:`pyocm.base.metrics.queue_stats`."""
         self._clock = clock or RealClock()
+        self._stats = stats
+        #: When each key was added (waiting) or handed out (processing), for ``stats``.
+        self._added_at: dict[str, float] = {}
+        self._started_at: dict[str, float] = {}
         self._queue: deque[str] = deque()
         self._dirty: set[str] = set()
         self._processing: set[str] = set()
@@ -49,6 +57,10 @@ class WorkQueue:
         if self._shutting_down or key in self._dirty:
             return
         self._dirty.add(key)
+        if self._stats is not None:
+            self._stats.adds += 1
+            self._stats.depth += 1
+            self._added_at[key] = self._clock.monotonic()
         if key not in self._processing:
             self._queue.append(key)
             self._ready.set()
@@ -63,10 +75,17 @@ class WorkQueue:
         key = self._queue.popleft()
         self._dirty.discard(key)
         self._processing.add(key)
+        if self._stats is not None:
+            now = self._clock.monotonic()
+            self._stats.depth -= 1
+            self._stats.queue_seconds.observe(now - self._added_at.pop(key, now))
+            self._started_at[key] = now
         return key
 
     def done(self, key: str) -> None:
         self._processing.discard(key)
+        if self._stats is not None and key in self._started_at:
+            self._stats.work_seconds.observe(self._clock.monotonic() - self._started_at.pop(key))
         if key in self._dirty:
             self._queue.append(key)
             self._ready.set()
@@ -96,6 +115,8 @@ class WorkQueue:
         """Add after this key's next backoff: base_delay doubling per failure, capped."""
         failures = self._failures.get(key, 0)
         self._failures[key] = failures + 1
+        if self._stats is not None:
+            self._stats.retries += 1
         self.add_after(key, min(self._base_delay * (2**failures), self._max_delay))
 
     def forget(self, key: str) -> None:
@@ -111,6 +132,8 @@ class WorkQueue:
         for _, task in self._delayed.values():
             task.cancel()
         self._delayed.clear()
+        if self._stats is not None:
+            self._stats.depth -= len(self._queue)
         self._queue.clear()
         self._ready.set()
 

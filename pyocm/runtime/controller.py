@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from pyocm.base import metrics
 from pyocm.base.clock import Clock, RealClock
 from pyocm.base.queue import ShutDown, WorkQueue
 from pyocm.kube.status import ApiError
@@ -49,7 +51,8 @@ class Controller:
         self.name = name
         self._reconcile = reconcile
         self._workers = workers
-        self.queue = WorkQueue(clock=clock or RealClock())
+        self.queue = WorkQueue(clock=clock or RealClock(), stats=metrics.queue_stats(name))
+        self._stats = metrics.reconcile_stats(name)
         self._informers: list[Informer] = []
 
     def watch(
@@ -110,7 +113,13 @@ class Controller:
                 self.queue.done(key)
 
     async def process(self, key: str) -> None:
-        """Reconcile one key and schedule what its outcome asks for."""
+        """Reconcile one key, schedule what its outcome asks for, and count it
+        (``controller_runtime_reconcile_*``)."""
+        started = time.perf_counter()
+        outcome = await self._outcome(key)
+        self._stats.record(outcome, time.perf_counter() - started)
+
+    async def _outcome(self, key: str) -> str:
         try:
             result = await self._reconcile(key)
         except asyncio.CancelledError:
@@ -121,14 +130,16 @@ class Controller:
                 # without growing the key's backoff (conflicts are not failures).
                 log.debug("%s: %s: conflict, retrying", self.name, key)
                 self.queue.add_after(key, CONFLICT_RETRY)
-                return
+                return "error"
             log.warning("%s: %s: %s (%s)", self.name, key, err.message, err.reason)
             self.queue.add_rate_limited(key)
-            return
+            return "error"
         except Exception as err:
             log.warning("%s: %s: %s: %s", self.name, key, type(err).__name__, err, exc_info=True)
             self.queue.add_rate_limited(key)
-            return
+            return "error"
         self.queue.forget(key)
         if result is not None and result.requeue_after is not None:
             self.queue.add_after(key, result.requeue_after)
+            return "requeue_after"
+        return "success"

@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Awaitable, Callable
 
 from pyocm.apiserver.authentication.user import MASTERS, UserInfo
+from pyocm.base import metrics
 from pyocm.base.clock import Clock
 from pyocm.base.queue import ShutDown, WorkQueue
 from pyocm.kube import status
@@ -35,7 +37,8 @@ class KeyedLoop:
         retry_after: float = 1.0,
     ) -> None:
         self.name = name
-        self.queue = WorkQueue(clock=clock)
+        self.queue = WorkQueue(clock=clock, stats=metrics.queue_stats(name))
+        self._stats = metrics.reconcile_stats(name)
         self._reconcile = reconcile
         self._retry_after = retry_after
         self._task: asyncio.Task[None] | None = None
@@ -69,16 +72,25 @@ class KeyedLoop:
                 self.queue.done(key)
 
     async def _process(self, key: str) -> None:
+        started = time.perf_counter()
+        outcome = await self._outcome(key)
+        self._stats.record(outcome, time.perf_counter() - started)
+
+    async def _outcome(self, key: str) -> str:
+        """Reconcile ``key``, schedule what that asks for; the result label."""
         try:
             again = await self._reconcile(key)
         except status.ApiError as err:
-            if err.reason != "NotFound":
-                log.info("%s: %s: %s", self.name, key, err.message)
-                self.queue.add_after(key, self._retry_after)
-            return
+            if err.reason == "NotFound":
+                return "success"  # the object is gone: nothing is left to do
+            log.info("%s: %s: %s", self.name, key, err.message)
+            self.queue.add_after(key, self._retry_after)
+            return "error"
         except Exception:
             log.exception("%s: reconciling %s failed", self.name, key)
             self.queue.add_after(key, self._retry_after)
-            return
+            return "error"
         if again is not None:
             self.queue.add_after(key, again)
+            return "requeue_after"
+        return "success"

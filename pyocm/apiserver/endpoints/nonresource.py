@@ -18,6 +18,7 @@ from pyocm.apiserver import metrics
 from pyocm.apiserver.endpoints import openapi, responses
 from pyocm.apiserver.endpoints.requestinfo import RequestInfo
 from pyocm.apiserver.state import ServerState
+from pyocm.base import metrics as process_metrics
 from pyocm.kube import status
 
 #: An empty OpenAPI v2 document in protobuf form (zero bytes): kubectl apply treats every
@@ -42,9 +43,10 @@ async def serve(request: web.Request, state: ServerState, info: RequestInfo) -> 
     if path == "/version":
         return responses.json_response(state.version)
     if path == "/metrics":
-        return web.Response(
-            text=state.metrics.render(), headers={"Content-Type": metrics.CONTENT_TYPE}
-        )
+        # The server's request metrics, then the work queues and reconcilers of every
+        # controller in this process (the server's own, and the hub's when in-process).
+        body = state.metrics.render().encode() + process_metrics.render()
+        return web.Response(body=body, headers={"Content-Type": metrics.CONTENT_TYPE})
     if is_health(path):
         return await health(request, state, path)
     if path == "/openapi/v2":
