@@ -20,7 +20,7 @@ from typing import Protocol
 
 import uvloop
 
-from pyocm.runtime import metrics
+from pyocm.base import requestmetrics as metrics
 from pyocm.runtime.client import Api
 from pyocm.sim.fleet import Fleet, FleetOptions
 

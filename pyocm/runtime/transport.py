@@ -26,7 +26,7 @@ import orjson
 from lightkube.config import client_adapter
 from lightkube.config.kubeconfig import KubeConfig, SingleConfig
 
-from pyocm.runtime import metrics
+from pyocm.base import requestmetrics as metrics
 from pyocm.runtime.errors import ApiConnectionError, api_error
 from pyocm.runtime.kubeauth import Login
 

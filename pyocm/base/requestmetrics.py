@@ -1,5 +1,5 @@
 """Process-wide client metrics, as client-go keeps ``rest_client_request_duration``:
-every :class:`~pyocm.runtime.client.Api` reports each request's duration to the
+every API client (pyocm.runtime) reports each request's duration to the
 observers registered here (none by default, so nothing is kept unless asked)."""
 
 from __future__ import annotations
