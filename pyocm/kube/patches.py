@@ -17,6 +17,8 @@ import jsonpatch
 import jsonpointer
 import orjson
 
+from pyocm.kube import jsonlimits
+
 # apiserver's maxJSONPatchOperations: bounds the work one request can ask for.
 MAX_JSON_PATCH_OPERATIONS = 10000
 # apiserver's JSONPatchMaxCopyBytes (its request body limit): "copy" operations may add
@@ -108,7 +110,12 @@ def _copy_size(document: Any, op: Mapping[str, Any]) -> int:
         value = jsonpointer.resolve_pointer(document, op["from"])
     except (jsonpointer.JsonPointerException, LookupError, TypeError):
         return 0  # the copy itself fails, naming the path
-    return len(orjson.dumps(value))
+    try:
+        return len(orjson.dumps(value))
+    except orjson.JSONEncodeError:
+        # Earlier operations nested the value past what can be encoded (or copied):
+        # the document is refused as too deep, as it would be once patched.
+        raise PatchError(str(jsonlimits.TooDeep(jsonlimits.MAX_DEPTH))) from None
 
 
 def _apply_one(document: Any, op: Mapping[str, Any]) -> Any:
@@ -121,6 +128,8 @@ def _apply_one(document: Any, op: Mapping[str, Any]) -> Any:
                 raise PatchError(f"testing value {path} failed: test failed")
             return document
         return jsonpatch.JsonPatch([copy.deepcopy(dict(op))]).apply(document, in_place=True)
+    except RecursionError:  # a copy or test of a value nested far past the limit
+        raise PatchError(str(jsonlimits.TooDeep(jsonlimits.MAX_DEPTH))) from None
     except (jsonpatch.JsonPatchException, jsonpointer.JsonPointerException, LookupError, TypeError):
         if kind in ("move", "copy"):
             raise PatchError(

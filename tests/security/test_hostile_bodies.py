@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import secrets
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 
 import orjson
 import pytest
@@ -342,3 +342,100 @@ async def test_duplicate_yaml_keys_under_strict_are_refused(admin: Client, uniqu
     assert code == 400, status
     assert isinstance(status, dict)
     assert status["message"] == 'strict decoding error: line 7: key "k" already set in map'
+
+
+#: Aliases of one 1 MB scalar: about 1 GB once expanded, from a body of about 1 MB.
+LARGE_ALIASES = 1000
+
+
+def _peak_rss(pid: int) -> int:
+    """The process's peak resident memory so far (VmHWM), in bytes."""
+    with open(f"/proc/{pid}/status") as status:
+        for line in status:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) * 1024
+    raise AssertionError("no VmHWM")
+
+
+@pytest.fixture(scope="module")
+def fresh_hub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HubProcess]:
+    """A hub of its own, so that its peak memory is this module's doing alone."""
+    data = tmp_path_factory.mktemp("alias-hub")
+    with HubProcess(data, extra_args=["--no-controllers"]) as process:
+        yield process
+
+
+async def test_aliases_of_a_large_scalar_are_refused_before_they_are_expanded(
+    fresh_hub: HubProcess, unique: str
+) -> None:
+    """go-yaml's ratio counts nodes, not bytes: aliases of one large string pass it. The
+    expanded document is measured before anything is built and refused as the body
+    over the limit it stands for, without the hub ever holding it."""
+    assert fresh_hub.proc is not None
+    scalar = "v" * (1024 * 1024)
+    async with Client(fresh_hub.kubeconfig) as admin:
+        # The same work short of the bomb first: a 1 MB YAML body aliased once, accepted
+        # (the unknown fields are dropped, with a warning).
+        modest = f"{cm_yaml(unique)}x: &a {scalar}\ny: *a\n".encode()
+        code, _ = await send(admin, "POST", CM, modest, YAML)
+        assert code == 201, code
+        baseline = _peak_rss(fresh_hub.proc.pid)
+        refs = ", ".join(["*a"] * LARGE_ALIASES)
+        bomb = f"{cm_yaml(unique + '-bomb')}x: &a {scalar}\ny: [{refs}]\n".encode()
+        assert len(bomb) < LIMIT
+        code, status = await send(admin, "POST", CM, bomb, YAML)
+        assert code == 413, status
+        assert isinstance(status, dict) and status["reason"] == "RequestEntityTooLarge"
+        assert status["message"] == f"Request entity too large: limit is {LIMIT}"
+        grown = _peak_rss(fresh_hub.proc.pid) - baseline
+        # Expanded, it would be LARGE_ALIASES MB; refused unexpanded, it costs about
+        # what the accepted body did.
+        assert grown < 48 * 1024 * 1024, f"peak memory grew by {grown >> 20} MiB"
+        assert (await admin.get("/readyz"))[0] == 200
+
+
+def _nested_yaml(depth: int, inner: str) -> str:
+    return "[" * depth + inner + "]" * depth
+
+
+async def test_an_alias_that_nests_past_the_depth_limit_is_bad_request(
+    admin: Client, unique: str
+) -> None:
+    """The anchored value (190 deep) is within the limit, and so is the place of its
+    alias (190 deep): together they nest 380 deep, past the limit and past what the
+    hub can encode (a 500 before). Refused as any too-deep body: 400."""
+    anchored = _nested_yaml(190, "")
+    body = f"{cm_yaml(unique)}x: &a {anchored}\ny: {_nested_yaml(190, '*a')}\n".encode()
+    code, status = await send(admin, "POST", CM, body, YAML)
+    assert code == 400, status
+    assert isinstance(status, dict) and status["reason"] == "BadRequest"
+    assert "exceeded max depth of 200" in status["message"]
+    # At the limit exactly it decodes (then fails validation as a ConfigMap: not 400).
+    at_limit = f"{cm_yaml(unique)}x: &a {_nested_yaml(98, '')}\ny: {_nested_yaml(100, '*a')}\n"
+    code, status = await send(admin, "POST", CM, at_limit.encode(), YAML)
+    assert code != 400 and code < 500, status
+
+
+async def test_a_json_patch_copy_of_a_value_nested_by_earlier_operations_is_422(
+    admin: Client, configmap: dict[str, object]
+) -> None:
+    """Two adds nest a value 380 deep (each within the limit); a copy of it then cannot
+    even be measured. Refused as the patch that does not apply (422), not a 500."""
+    name = configmap["metadata"]["name"]  # type: ignore[index]
+    deep: object = {}
+    for _ in range(190):
+        deep = {"a": deep}
+    ops = [
+        {"op": "add", "path": "/x", "value": deep},
+        {"op": "add", "path": "/x" + "/a" * 189, "value": deep},
+        {"op": "copy", "from": "/x", "path": "/y"},
+    ]
+    code, status = await send(
+        admin, "PATCH", f"{CM}/{name}", orjson.dumps(ops), PATCH_TYPES["json"]
+    )
+    assert code == 422, status
+    assert isinstance(status, dict) and status["reason"] == "Invalid"
+    assert "exceeded max depth of 200" in status["message"]
+    code, current = await admin.get(f"{CM}/{name}")
+    assert code == 200 and isinstance(current, dict)
+    assert current["metadata"]["resourceVersion"] == configmap["metadata"]["resourceVersion"]  # type: ignore[index]

@@ -158,19 +158,30 @@ def _json(raw: bytes) -> Any:
 
 def _yaml(raw: bytes, duplicates: bool) -> Decoded:
     try:
-        loaded = yamlbody.load(raw, max_depth=jsonlimits.MAX_DEPTH)
+        # Aliases are measured expanded before anything is built: a small document
+        # whose aliases repeat a large value is refused as the large body it stands for.
+        loaded = yamlbody.load(raw, max_depth=jsonlimits.MAX_DEPTH, max_bytes=MAX_BODY)
+    except yamlbody.YamlTooLarge:
+        raise status.too_large(MAX_BODY) from None
     except (yaml.YAMLError, yamlbody.YamlLimit, RecursionError) as err:
-        raise status.bad_request(
-            f"the body of the request could not be decoded as YAML: {_short(err)}"
-        ) from None
+        raise _not_yaml(err) from None
     value = loaded.value
     if loaded.shared:
         # Aliases decode to shared objects; an alias is a copy in Kubernetes, and the
         # expanded document is held to the same limit as any body.
-        encoded = orjson.dumps(value)
+        try:
+            encoded = orjson.dumps(value)
+        except orjson.JSONEncodeError as err:  # the analysis bounds depth; a backstop
+            raise _not_yaml(err) from None
         _within_limit(encoded)
         value = orjson.loads(encoded)
     return Decoded(value, loaded.duplicates if duplicates else [])
+
+
+def _not_yaml(err: Exception) -> status.ApiError:
+    return status.bad_request(
+        f"the body of the request could not be decoded as YAML: {_short(err)}"
+    )
 
 
 def _short(err: Exception) -> str:

@@ -52,14 +52,24 @@ def excessive(aliased: int, decodes: int) -> bool:
 
 @dataclass
 class Shape:
-    """What decoding the graph would cost, as go-yaml counts it."""
+    """What decoding the graph would cost, as go-yaml counts it, and what expanding it
+    to JSON would build."""
 
     max_depth: int
+    max_bytes: int | None = None
     decodes: int = 1  # the document node
     aliased: int = 0
+    #: Aliases met so far: only a document with aliases can expand past its own size.
+    aliases: int = 0
+    #: The JSON bytes of the whole document so far, each alias expanded (an estimate a
+    #: little over the real size: every scalar counts as a quoted string).
+    expanded: int = 0
     duplicates: list[str] = field(default_factory=list)
-    #: Decodes of one decode of each finished node, by id: an alias costs this again.
+    #: Of each finished node, by id: decodes of one decode (an alias costs this again),
+    #: its expanded JSON bytes, and its height (a scalar 0, a flat collection 1).
     sizes: dict[int, int] = field(default_factory=dict)
+    bytes: dict[int, int] = field(default_factory=dict)
+    heights: dict[int, int] = field(default_factory=dict)
     open: set[int] = field(default_factory=set)
 
     def count(self, *, decodes: int, aliased: int = 0) -> None:
@@ -70,6 +80,19 @@ class Shape:
         if excessive(self.aliased, self.decodes):
             raise YamlLimit("yaml: document contains excessive aliasing")
 
+    def grow(self, size: int) -> None:
+        self.expanded += size
+        if self.aliases and self.max_bytes is not None and self.expanded > self.max_bytes:
+            raise YamlTooLarge(self.max_bytes)
+
+
+class YamlTooLarge(YamlLimit):
+    """A document whose aliases expand it past the limit on bodies."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(f"yaml: aliases expand the document past {limit} bytes")
+        self.limit = limit
+
 
 def _children(node: Node) -> list[Node]:
     if isinstance(node, SequenceNode):
@@ -79,42 +102,70 @@ def _children(node: Node) -> list[Node]:
     return []
 
 
-def analyse(root: Node, *, max_depth: int) -> Shape:
-    """Walk each distinct node once, in document order; refuse what go-yaml refuses."""
-    shape = Shape(max_depth=max_depth)
+def analyse(root: Node, *, max_depth: int, max_bytes: int | None = None) -> Shape:
+    """Walk each distinct node once, in document order; refuse what go-yaml refuses,
+    and (before anything is built) an alias that would nest past ``max_depth`` or make
+    the expanded document larger than ``max_bytes``."""
+    shape = Shape(max_depth=max_depth, max_bytes=max_bytes)
     shape.count(decodes=1)
+    if isinstance(root, ScalarNode):
+        return shape
     shape.open.add(id(root))
-    stack: list[tuple[Node, list[Node], list[int]]] = [(root, _children(root), [1, 0])]
+    shape.grow(2)
+    # Per open node: its children, then [decodes, next child, JSON bytes, height].
+    stack: list[tuple[Node, list[Node], list[int]]] = [(root, _children(root), [1, 0, 2, 1])]
     _duplicates(root, shape)
     while stack:
         node, pending, acc = stack[-1]
         if acc[1] >= len(pending):
             stack.pop()
-            shape.open.discard(id(node))
-            shape.sizes[id(node)] = acc[0]
+            key = id(node)
+            shape.open.discard(key)
+            shape.sizes[key] = acc[0]
+            shape.bytes[key] = acc[2]
+            shape.heights[key] = acc[3]
             if stack:
-                stack[-1][2][0] += acc[0]
+                _add(stack[-1][2], acc[0], acc[2], acc[3])
             continue
         child = pending[acc[1]]
         acc[1] += 1
-        size = shape.sizes.get(id(child))
+        key = id(child)
+        size = shape.sizes.get(key)
         if size is not None:  # an alias: go-yaml decodes the anchored subtree again
             shape.count(decodes=1 + size, aliased=size)
-            acc[0] += 1 + size
-        elif id(child) in shape.open:
+            height = shape.heights[key]
+            if len(stack) + height > max_depth:
+                raise YamlLimit(f"yaml: exceeded max depth of {max_depth}")
+            shape.aliases += 1
+            shape.grow(shape.bytes[key] + 1)
+            _add(acc, 1 + size, shape.bytes[key], height)
+        elif key in shape.open:
             raise YamlLimit("yaml: anchor value contains itself")
         else:
             shape.count(decodes=1)
             if not isinstance(child, ScalarNode):
                 if len(stack) >= max_depth:
                     raise YamlLimit(f"yaml: exceeded max depth of {max_depth}")
-                shape.open.add(id(child))
+                shape.open.add(key)
+                shape.grow(3)
                 _duplicates(child, shape)
-                stack.append((child, _children(child), [1, 0]))
+                stack.append((child, _children(child), [1, 0, 2, 1]))
             else:
-                shape.sizes[id(child)] = 1
-                acc[0] += 1
+                scalar = len(child.value) + 2
+                shape.sizes[key] = 1
+                shape.bytes[key] = scalar
+                shape.heights[key] = 0
+                shape.grow(scalar + 1)
+                _add(acc, 1, scalar, 0)
     return shape
+
+
+def _add(acc: list[int], decodes: int, size: int, height: int) -> None:
+    """Count a finished child into its parent's running totals."""
+    acc[0] += decodes
+    acc[2] += size + 1  # a comma, or a key's colon
+    if height + 1 > acc[3]:
+        acc[3] = height + 1
 
 
 def _duplicates(node: Node, shape: Shape) -> None:
@@ -213,14 +264,15 @@ class Loaded:
     shared: bool
 
 
-def load(raw: bytes, *, max_depth: int) -> Loaded:
-    """Decode one YAML document; YamlLimit or yaml.YAMLError when it is refused."""
+def load(raw: bytes, *, max_depth: int, max_bytes: int | None = None) -> Loaded:
+    """Decode one YAML document; YamlLimit (YamlTooLarge past ``max_bytes`` once its
+    aliases are expanded) or yaml.YAMLError when it is refused."""
     loader = _Loader(raw)
     try:
         root = loader.get_single_node()
         if root is None:
             return Loaded(None, [], shared=False)
-        shape = analyse(root, max_depth=max_depth)
+        shape = analyse(root, max_depth=max_depth, max_bytes=max_bytes)
         value = loader.construct_document(root)
     finally:
         loader.dispose()
