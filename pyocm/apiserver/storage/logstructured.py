@@ -14,6 +14,10 @@ durable. New writes are refused until the log has reported all of them, then tri
 again, so the store recovers on its own once the cause is gone; no revision is given
 twice. Reads and watches keep serving the last durable state throughout. ``check``
 reports the failure until a write, or a probe of the log, commits again.
+
+Only a full disk heals that way. Any other commit failure (the log reports it as
+:class:`Broken`: a failed fsync, an I/O error) leaves what is on disk uncertain, so
+writes stay refused, and ``check`` fails, until a restart reloads the state from disk.
 """
 
 from __future__ import annotations
@@ -73,6 +77,11 @@ class Recovered:
 
     revision: int
     kvs: list[KeyValue]
+
+
+class Broken(errors.Unavailable):
+    """A commit failure that does not heal while the process runs (anything but a full
+    disk): the store refuses writes from then on, until a restart."""
 
 
 class CommitSink(Protocol):
@@ -252,7 +261,10 @@ class LogStructured:
 
     def failed(self, events: Batch, error: errors.Unavailable) -> None:
         if self._refusing is None:
-            log.error("storage commit failed: %s", error)
+            if isinstance(error, Broken):
+                log.error("storage commit failed, writes refused until restart: %s", error)
+            else:
+                log.error("storage commit failed: %s", error)
             self._refusing = self._failure = error
             self._pending.clear()
             self.log.resume()  # every write appended up to here is failed
@@ -260,7 +272,7 @@ class LogStructured:
             waiter = self._waiters.pop(event.revision, None)
             if waiter is not None and not waiter.done():
                 waiter.set_exception(self._refusing)
-        if not self._waiters:
+        if not self._waiters and not isinstance(self._refusing, Broken):
             self._refusing = None  # all reported: later writes try the log again
 
     async def _probe(self) -> None:

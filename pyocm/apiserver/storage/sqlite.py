@@ -16,10 +16,12 @@ itself, and triggers keep ``meta`` in step. Every statement hands the GIL back a
 win it again from the busy event loop, which made a four-statement transaction wait
 about three times as long as its fsync.
 
-A failed commit (a full disk) leaves the connection usable: SQLite rolls the statement
-or transaction back, and once space is freed the next one succeeds. Only the writer's
-own failure flag, which fails what was queued behind the failed batch, must be cleared,
-by the store's ``resume()``.
+A commit that fails for a full disk leaves the connection usable: SQLite rolls the
+statement or transaction back, and once space is freed the next one succeeds. Only the
+writer's own failure flag, which fails what was queued behind the failed batch, must be
+cleared, by the store's ``resume()``. Any other commit failure (a failed fsync, an I/O
+error) leaves what is on disk uncertain: it is reported as ``logstructured.Broken``,
+``resume()`` does not clear it, and writes stay refused until a restart.
 
 A new database is built under a temporary name and renamed into place, so this module
 never leaves a zero-length file behind; one found at start was truncated, and opening
@@ -256,7 +258,7 @@ class _Writer:
                 self._commit(batch)
             if order is _STOP:
                 break
-            if order is _RESUME:
+            if order is _RESUME and not isinstance(self._failure, logstructured.Broken):
                 self._failure = None
             elif isinstance(order, _Probe):
                 self._probe(order)
@@ -283,7 +285,7 @@ class _Writer:
                 self._write(batch)
             except Exception as exc:  # any failure here must reach the waiting writers
                 self._rollback()
-                self._failure = _unavailable("sqlite commit failed", exc)
+                self._failure = _commit_failure(self._folder, exc)
         if self._failure is None:
             self.transactions += 1
             self._report(self._sink.committed, batch)
@@ -378,6 +380,20 @@ def _unavailable(what: str, exc: BaseException) -> errors.Unavailable:
     """Name the failure by its SQLite error code, never by a message that may quote
     values, paths or keys."""
     return errors.Unavailable(f"{what} ({_code(exc)})")
+
+
+#: I/O errors that are never a full disk's: after a failed fsync the kernel may have
+#: dropped the dirty pages, so what is on disk is uncertain however much room there is.
+_FSYNC_ERRORS = frozenset({"SQLITE_IOERR_FSYNC", "SQLITE_IOERR_DIR_FSYNC"})
+
+
+def _commit_failure(folder: Path, exc: BaseException) -> errors.Unavailable:
+    """A full disk heals once space is freed; anything else needs a restart."""
+    if _code(exc) not in _FSYNC_ERRORS and _disk_full(folder / "state", exc):
+        return _unavailable("sqlite commit failed", exc)
+    return logstructured.Broken(
+        f"sqlite commit failed ({_code(exc)}); writes are refused until the hub restarts"
+    )
 
 
 def _code(exc: BaseException) -> str:

@@ -37,12 +37,12 @@ class HeldLog:
         batch, self.held = self.held, []
         self.sink.committed(batch)
 
-    def fail(self, count: int | None = None) -> None:
+    def fail(self, count: int | None = None, *, error: errors.Unavailable | None = None) -> None:
         """Fail the first ``count`` held writes (all by default) as one batch."""
         assert self.sink is not None
         count = len(self.held) if count is None else count
         batch, self.held = self.held[:count], self.held[count:]
-        self.sink.failed(batch, errors.Unavailable("sqlite commit failed (SQLITE_FULL)"))
+        self.sink.failed(batch, error or errors.Unavailable("sqlite commit failed (SQLITE_FULL)"))
 
     def resume(self) -> None:
         self.resumed += 1
@@ -418,3 +418,28 @@ def test_options_reject_impossible_values(options: dict[str, float]) -> None:
 
 def test_event_kinds() -> None:
     assert [kind.value for kind in EventType] == ["PUT", "DELETE", "PROGRESS"]
+
+
+async def test_a_commit_failure_other_than_a_full_disk_refuses_writes_until_restart() -> None:
+    """After a failed fsync or an I/O error the state on disk is uncertain: unlike a full
+    disk, nothing heals it while the hub runs. Writes stay refused, readiness says why,
+    reads keep serving the last durable state; a restart reloads from disk."""
+    log = HeldLog()
+    store = await started(log)
+    kept = await committed_key(store, log, "/kept")
+    failing = asyncio.create_task(store.create("/a", b""))
+    await settle()
+    broken = logstructured.Broken("sqlite commit failed (SQLITE_IOERR_FSYNC)")
+    log.fail(error=broken)
+    with pytest.raises(errors.Unavailable):
+        await failing
+    for _ in range(2):
+        with pytest.raises(logstructured.Broken):
+            await store.create("/b", b"")
+        with pytest.raises(logstructured.Broken):
+            await store.update("/kept", b"x", expected_revision=kept.mod_revision)
+        with pytest.raises(logstructured.Broken, match="SQLITE_IOERR_FSYNC"):
+            await store.check()
+    assert log.held == [], "nothing more reaches the log"
+    assert log.probes == 0, "a probe that commits would not make the state certain"
+    assert await store.get("/kept") == kept

@@ -35,6 +35,13 @@ def rows(path: Path, query: str) -> list[tuple[object, ...]]:
         conn.close()
 
 
+def sqlite_error(message: str, name: str) -> sqlite3.OperationalError:
+    """An error as SQLite raises it, with its code's name."""
+    error = sqlite3.OperationalError(message)
+    error.sqlite_errorname = name
+    return error
+
+
 def log_of(store: logstructured.LogStructured) -> sqlite.SqliteLog:
     assert isinstance(store.log, sqlite.SqliteLog)
     return store.log
@@ -96,12 +103,12 @@ async def test_a_failing_commit_raises_unavailable_until_the_disk_takes_writes_a
     kept = await store.create("/kept", b"")
 
     def broken(self: object, batch: object) -> None:
-        raise sqlite3.OperationalError("disk I/O error near '/secret/key'")
+        raise sqlite_error("database or disk is full near '/secret/key'", "SQLITE_FULL")
 
     monkeypatch.setattr(sqlite._Writer, "_write", broken)
     with pytest.raises(errors.Unavailable) as caught:
         await store.create("/secret/key", b"")
-    assert str(caught.value) == "sqlite commit failed (OperationalError)"
+    assert str(caught.value) == "sqlite commit failed (SQLITE_FULL)"
     with pytest.raises(errors.Unavailable):
         await store.update("/kept", b"x", expected_revision=kept.mod_revision)
     assert await store.get("/kept") == kept
@@ -144,7 +151,7 @@ async def test_the_writer_fails_what_was_queued_before_resume_and_commits_after(
 ) -> None:
     """Writes queued behind a failed batch were decided on its state: they fail even if
     the disk has room again, until the store says resume."""
-    failures = iter([sqlite3.OperationalError("database or disk is full")])
+    failures = iter([sqlite_error("database or disk is full", "SQLITE_FULL")])
     write = sqlite._Writer._write
 
     def fails_once(self: sqlite._Writer, batch: list[Event]) -> None:
@@ -273,3 +280,48 @@ async def test_a_batch_larger_than_one_statement_is_one_transaction(
 def test_max_batch_must_be_positive() -> None:
     with pytest.raises(ValueError, match=r"^max_batch must be at least 1$"):
         sqlite.SqliteOptions(max_batch=0)
+
+
+@pytest.mark.parametrize(
+    "error",
+    [
+        sqlite_error("disk I/O error", "SQLITE_IOERR_FSYNC"),
+        sqlite_error("disk I/O error", "SQLITE_IOERR_WRITE"),
+        sqlite_error("database disk image is malformed", "SQLITE_CORRUPT"),
+        OSError(5, "Input/output error"),
+    ],
+    ids=["fsync", "write", "corrupt", "eio"],
+)
+async def test_a_commit_error_other_than_a_full_disk_keeps_writes_refused_until_restart(
+    path: Path, monkeypatch: pytest.MonkeyPatch, error: Exception
+) -> None:
+    """After a failed fsync or an I/O error what is on disk is uncertain: the store does
+    not resume by itself when the cause seems gone (as it does for a full disk); writes
+    stay refused and readiness fails until a restart reloads the state from disk."""
+    store = sqlite.new_backend(path)
+    await store.start()
+    kept = await store.create("/kept", b"")
+
+    def broken(self: object, batch: object) -> None:
+        raise error
+
+    monkeypatch.setattr(sqlite._Writer, "_write", broken)
+    with pytest.raises(errors.Unavailable):
+        await store.create("/lost", b"")
+    monkeypatch.undo()  # the disk seems fine again
+    for _ in range(3):
+        with pytest.raises(errors.Unavailable, match="restart"):
+            await store.update("/kept", b"x", expected_revision=kept.mod_revision)
+        with pytest.raises(errors.Unavailable, match="restart"):
+            await store.check()
+    with pytest.raises(errors.Unavailable, match="restart"):
+        await log_of(store).probe()
+    assert await store.get("/kept") == kept
+    await store.close()
+    restarted = sqlite.new_backend(path)
+    await restarted.start()
+    assert await restarted.get("/kept") == kept
+    assert await restarted.get("/lost") is None
+    await restarted.update("/kept", b"x", expected_revision=kept.mod_revision)
+    await restarted.check()
+    await restarted.close()
