@@ -5,17 +5,23 @@ to the TLS handshake) to finish its handshake and then each request's headers, a
 closes connections idle for 90 s. The hub accepts connections itself and hands each to
 the loop (``connect_accepted_socket``) for a TLS handshake with a deadline, so it holds
 every connection from its first moment: the cap counts handshakes under way, and a
-connection over the cap is closed before its handshake costs anything. At the cap, the oldest connection that never
-authenticated makes room, so a flood of silent sockets cannot lock the admin out or use
-up the descriptors the database needs; only when every connection has authenticated is
-the newcomer refused.
+connection over the cap is closed before its handshake costs anything. At the cap, the
+oldest connection that never authenticated makes room, so a flood of silent sockets
+cannot lock the admin out or use up the descriptors the database needs; failing that, the
+oldest authenticated connection that is idle (no request in progress: its keep-alive
+client simply reconnects), since any valid credential (a bootstrap token, any agent's
+certificate) would otherwise let a few idle connections lock everyone else out. Only
+when every connection is serving a request (watches) is the newcomer refused.
 
 After the handshake aiohttp's RequestHandler serves the connection. ``GuardedHandler``
 adds one timer while the connection has not authenticated: it closes the connection when
 a request's headers have not arrived within ``read_header_timeout`` or when it stays idle
 for ``unauthenticated_idle_timeout`` after a response. The first request with a valid
-credential cancels the timer for good, so agents' keep-alive connections and watches pay
-nothing but aiohttp's own keep-alive timer.
+credential cancels it: an authenticated connection idles under aiohttp's keep-alive
+timer alone, and gets the timer back only while a request's headers are arriving (Go
+applies ReadHeaderTimeout to every request): armed when the first bytes of a request
+come and do not complete its headers, cancelled when they are complete. A request that
+arrives whole, the usual case, costs two attribute checks.
 """
 
 from __future__ import annotations
@@ -23,6 +29,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
+import itertools
 import logging
 import math
 import resource
@@ -48,6 +55,9 @@ WARN_INTERVAL = 60.0
 ACCEPT_BATCH = 64
 #: Seconds accepting pauses when the process has no descriptor left for a connection.
 ACCEPT_PAUSE = 0.5
+#: Authenticated connections looked at, at most, for an idle one to close at the cap.
+#: Busy ones (watches) go to the back, so each search looks at others.
+IDLE_SCAN = 256
 
 
 @dataclass(frozen=True)
@@ -85,6 +95,10 @@ class _Connection:
         self.handler: GuardedHandler | None = None
         self.handshake: asyncio.Task[None] | None = None
 
+    def idle(self) -> bool:
+        """Served, and waiting for its next request (none in progress)."""
+        return self.handshake is None and self.handler is not None and self.handler.waiting()
+
     def abort(self) -> None:
         if self.handshake is not None:
             self.handshake.cancel()  # uvloop closes the socket of a cancelled handshake
@@ -108,9 +122,12 @@ class Listener:
         self._open: dict[_Connection, None] = {}
         #: Connections that never authenticated, oldest first: the ones a cap closes.
         self._unauthenticated: dict[_Connection, None] = {}
+        #: Connections that authenticated, oldest first but for those found busy.
+        self._authenticated: dict[_Connection, None] = {}
         self._sock: socket.socket | None = None
         self._resume: asyncio.TimerHandle | None = None
         self._closed_for_room = 0
+        self._closed_idle = 0
         self._refused = 0
         self._warned_at = -math.inf
 
@@ -177,16 +194,35 @@ class Listener:
         conn.handshake = task
 
     def _make_room(self) -> bool:
-        """At the cap: close the oldest connection that never authenticated, if any."""
+        """At the cap: close the oldest connection that never authenticated, else the
+        oldest authenticated one that is idle; refuse when every one is busy."""
         oldest = next(iter(self._unauthenticated), None)
+        if oldest is not None:
+            self._closed_for_room += 1
+        else:
+            oldest = self._oldest_idle()
+            if oldest is not None:
+                self._closed_idle += 1
+            else:
+                self._refused += 1
         if oldest is not None:
             self.release(oldest)
             oldest.abort()
-            self._closed_for_room += 1
-        else:
-            self._refused += 1
         self._warn("connection limit reached")
         return oldest is not None
+
+    def _oldest_idle(self) -> _Connection | None:
+        found = None
+        busy: list[_Connection] = []
+        for conn in itertools.islice(self._authenticated, IDLE_SCAN):
+            if conn.idle():
+                found = conn
+                break
+            busy.append(conn)
+        for conn in busy:  # to the back: the next search looks at others first
+            del self._authenticated[conn]
+            self._authenticated[conn] = None
+        return found
 
     def _warn(self, reason: str) -> None:
         now = asyncio.get_running_loop().time()
@@ -195,22 +231,27 @@ class Listener:
         self._warned_at = now
         log.warning(
             "%s (%d open, --max-connections %d): closed %d connections that had not "
-            "authenticated and refused %d since the last warning",
+            "authenticated and %d idle authenticated ones, and refused %d since the last "
+            "warning",
             reason,
             len(self._open),
             self._limits.max_connections,
             self._closed_for_room,
+            self._closed_idle,
             self._refused,
         )
-        self._closed_for_room = self._refused = 0
+        self._closed_for_room = self._closed_idle = self._refused = 0
 
     def release(self, conn: _Connection) -> None:
         self._open.pop(conn, None)
         self._unauthenticated.pop(conn, None)
+        self._authenticated.pop(conn, None)
 
     def trust(self, conn: _Connection) -> None:
         conn.authenticated = True
         self._unauthenticated.pop(conn, None)
+        if conn in self._open:
+            self._authenticated[conn] = None
 
     async def _handshake(self, conn: _Connection, client: socket.socket) -> None:
         await asyncio.get_running_loop().connect_accepted_socket(
@@ -247,7 +288,8 @@ class Listener:
 
 
 class GuardedHandler(web.RequestHandler):
-    """aiohttp's handler with one timer for connections that never authenticated."""
+    """aiohttp's handler with one timer: for connections that never authenticated, and
+    for the headers of each request on those that did."""
 
     __slots__ = (
         "_certificate",
@@ -285,6 +327,24 @@ class GuardedHandler(web.RequestHandler):
         super().connection_lost(exc)
         self._disarm()
         self._listener.release(self._connection)
+
+    def data_received(self, data: bytes) -> None:
+        super().data_received(data)
+        if not self._connection.authenticated:
+            return  # the connection's own timer runs
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            # Bytes of a request whose headers are not complete yet: they have
+            # read_header_timeout from now, however slowly the rest comes.
+            if self._guard is None:
+                self._arm(self._limits.read_header_timeout)
+        elif self._guard is not None:
+            self._disarm()  # the headers are complete
+
+    def waiting(self) -> bool:
+        """Waiting for a request: idle, or its headers not complete yet."""
+        waiter = self._waiter
+        return waiter is not None and not waiter.done()
 
     def certificate(self) -> ClientCertificate | None:
         """The client certificate, read once: it cannot change within a connection (the
@@ -332,13 +392,15 @@ class GuardedHandler(web.RequestHandler):
 
     def _expire(self) -> None:
         self._guard = None
-        if self._connection.authenticated or self._force_close:
+        if self._force_close:
             return
         if self._loop.time() < self._guard_at:
             self._guard = self._loop.call_at(self._guard_at, self._expire)
             return
         # Waiting for a request (idle, or its headers still arriving): close. A request
-        # being served is left alone; its response arms the idle timer again.
+        # being served is left alone; its response arms the idle timer again (on a
+        # connection that never authenticated; an authenticated one's is cancelled when
+        # the headers complete).
         waiter = self._waiter
         if waiter is not None and not waiter.done():
             # Abort, as Go closes the socket: a client that ignores TLS close_notify

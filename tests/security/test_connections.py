@@ -189,3 +189,100 @@ async def test_at_the_cap_silent_connections_make_room_for_the_admin(
             sock.close()
     warnings = [line for line in capped_hub.log().splitlines() if "connection limit" in line]
     assert len(warnings) == 1, warnings  # logged once per interval, not per connection
+
+
+def test_an_authenticated_connection_that_dribbles_its_next_headers_is_cut_off(
+    strict_hub: HubProcess, tmp_path: Path
+) -> None:
+    """As Go's ReadHeaderTimeout: once a request's first byte arrives, its headers must
+    come within the header timeout on every connection, trusted ones too (before, a
+    connection that had authenticated once kept only the 120 s keep-alive)."""
+    with _connect_tls(strict_hub, _admin_cert(strict_hub, tmp_path)) as sock:
+        assert _get(sock, "/version").startswith(b"HTTP/1.1 200")
+        sock.sendall(b"GET /version HTTP/1.1\r\nHost: hub\r\nX-Slow: ")
+        deadline = time.monotonic() + CLOSED_WITHIN
+        closed = False
+        while not closed and time.monotonic() < deadline:
+            try:
+                sock.sendall(b"a")
+            except (ConnectionError, ssl.SSLError):
+                closed = True
+                break
+            closed = _closed_within(sock, 0.2)
+        assert closed
+
+
+@pytest.fixture(scope="module")
+def small_capped_hub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HubProcess]:
+    args = ["--no-controllers", "--max-connections", "6"]
+    with HubProcess(tmp_path_factory.mktemp("small-capped-hub"), extra_args=args) as process:
+        yield process
+
+
+async def test_at_the_cap_idle_authenticated_connections_make_room_for_the_admin(
+    small_capped_hub: HubProcess, tmp_path: Path
+) -> None:
+    """Any valid credential (here a certificate of a user with no rights at all) used
+    to make a connection safe from the cap: a few of them, idle, locked the admin out.
+    Now the oldest idle one makes room (its client reconnects when it next needs to)."""
+    hub = small_capped_hub
+    nobody = hub.identity("nobody-at-all", ())
+    cert, key = tmp_path / "nobody.crt", tmp_path / "nobody.key"
+    cert.write_bytes(nobody.cert)
+    key.write_bytes(nobody.key)
+    held: list[ssl.SSLSocket] = []
+    try:
+        for _ in range(6):
+            sock = _connect_tls(hub, (cert, key))
+            held.append(sock)
+            assert _get(sock, "/version").startswith(b"HTTP/1.1 200")
+        async with Client(hub.kubeconfig) as admin:
+            status, _ = await asyncio.wait_for(admin.get("/readyz"), 30)
+        assert status == 200
+        assert _closed_within(held[0], CLOSED_WITHIN), "the oldest idle one made room"
+        assert _get(held[-1], "/version").startswith(b"HTTP/1.1 200"), "the newest kept"
+    finally:
+        for sock in held:
+            sock.close()
+
+
+async def test_at_the_cap_connections_serving_requests_are_not_closed(
+    small_capped_hub: HubProcess, tmp_path: Path
+) -> None:
+    """Watches (requests in progress) are never closed to make room: when every
+    connection is serving one, a newcomer is refused."""
+    hub = small_capped_hub
+    await asyncio.sleep(0.5)  # the previous test's connections are gone
+    async with Client(hub.kubeconfig) as admin:
+        path = "/api/v1/namespaces/default/configmaps"
+        watches = [
+            asyncio.create_task(
+                admin.watch_lines(
+                    path,
+                    params={"timeoutSeconds": "10", "fieldSelector": "metadata.name=none"},
+                    limit=1,
+                    timeout=20,
+                )
+            )
+            for _ in range(6)
+        ]
+        await asyncio.sleep(2.0)  # all six watches open: the cap is reached
+        assert await asyncio.to_thread(_refused, hub)
+        assert not any(watch.done() for watch in watches), "no watch was closed"
+        for watch in watches:
+            watch.cancel()
+        await asyncio.gather(*watches, return_exceptions=True)
+
+
+def _refused(hub: HubProcess) -> bool:
+    """Whether a new connection is closed before it can be served."""
+    try:
+        sock = _connect_tls(hub)
+    except (ConnectionError, ssl.SSLError, OSError):
+        return True
+    with sock:
+        try:
+            sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: hub\r\n\r\n")
+            return sock.recv(1) == b""
+        except (ConnectionError, ssl.SSLError):
+            return True
