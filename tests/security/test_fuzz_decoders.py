@@ -15,7 +15,7 @@ from typing import Any
 
 import orjson
 import yaml
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from pyocm.testing import Client
@@ -302,5 +302,77 @@ async def test_patches(
     params = {"fieldManager": "fuzz", "fieldValidation": "Strict" if strict else "Warn"}
     code, answer = await exchange(
         admin, "PATCH", target.path, mangle(body, cuts, insert), PATCH_TYPES[kind], params
+    )
+    await target.check(code, answer)
+
+
+# --- Targeted: the limits the generic strategies above cannot reach -------------------
+#: Fewer examples: each may carry a body of up to a megabyte.
+TARGETED = settings(FUZZ, max_examples=60)
+
+
+def _nest(depth: int, inner: str) -> str:
+    return "[" * depth + inner + "]" * depth
+
+
+@TARGETED
+@given(
+    anchor_depth=st.integers(0, 200),
+    alias_depth=st.integers(0, 200),
+    scalar_size=st.sampled_from([0, 10, 4096, 100_000, 1_000_000]),
+    aliases=st.integers(1, 1500),
+)
+@example(anchor_depth=190, alias_depth=190, scalar_size=0, aliases=1)  # nests 380 deep
+@example(anchor_depth=0, alias_depth=1, scalar_size=1_000_000, aliases=1000)  # ~1 GB
+async def test_yaml_aliases_of_deep_or_large_values(
+    admin: Client, unique: str, anchor_depth: int, alias_depth: int, scalar_size: int, aliases: int
+) -> None:
+    """An alias placed deep of a value anchored deep, and many aliases of one large
+    scalar: each within the limits alone, past them together. Refused (400 or 413)
+    before being expanded, never a 5xx."""
+    anchored = _nest(anchor_depth, "v" * scalar_size if scalar_size else "''")
+    refs = ", ".join(["*a"] * aliases)
+    text = f"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {unique}\n"
+    text += f"x: &a {anchored}\ny: {_nest(alias_depth, refs)}\n"
+    await check_create(admin, unique, text.encode(), "application/yaml")
+
+
+def _nested_object(depth: int) -> Any:
+    value: Any = {}
+    for _ in range(depth):
+        value = {"a": value}
+    return value
+
+
+@TARGETED
+@given(
+    first=st.integers(1, 198),
+    at=st.integers(0, 198),
+    second=st.integers(1, 198),
+    last=st.sampled_from(["copy", "move", "test", "replace", "remove"]),
+)
+@example(first=190, at=189, second=190, last="copy")  # a copy of a value 380 deep
+async def test_json_patches_that_nest_by_steps(
+    admin: Client, unique: str, first: int, at: int, second: int, last: str
+) -> None:
+    """Two adds, each within the depth limit, nest a value past it; a third operation
+    then reads it. The patch is refused (422), never a 5xx."""
+    target = Tracked(admin, unique)
+    await target.ensure()
+    at = min(at, first - 1)
+    ops: list[dict[str, Any]] = [
+        {"op": "add", "path": "/x", "value": _nested_object(first)},
+        {"op": "add", "path": "/x" + "/a" * at, "value": _nested_object(second)},
+    ]
+    if last in ("copy", "move"):
+        ops.append({"op": last, "from": "/x", "path": "/y"})
+    elif last == "test":
+        ops.append({"op": "test", "path": "/x", "value": _nested_object(first)})
+    elif last == "replace":
+        ops.append({"op": "replace", "path": "/x/a", "value": {}})
+    else:
+        ops.append({"op": "remove", "path": "/x"})
+    code, answer = await exchange(
+        admin, "PATCH", target.path, orjson.dumps(ops), PATCH_TYPES["json"]
     )
     await target.check(code, answer)
