@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from pyocm.testing import Client, HubProcess
+from tests.support import eventually
 
 #: Generous bounds for closes the hub should make after 1-2 s timeouts.
 CLOSED_WITHIN = 15.0
@@ -252,7 +253,6 @@ async def test_at_the_cap_connections_serving_requests_are_not_closed(
     """Watches (requests in progress) are never closed to make room: when every
     connection is serving one, a newcomer is refused."""
     hub = small_capped_hub
-    await asyncio.sleep(0.5)  # the previous test's connections are gone
     async with Client(hub.kubeconfig) as admin:
         path = "/api/v1/namespaces/default/configmaps"
         watches = [
@@ -266,8 +266,8 @@ async def test_at_the_cap_connections_serving_requests_are_not_closed(
             )
             for _ in range(6)
         ]
-        await asyncio.sleep(2.0)  # all six watches open: the cap is reached
-        assert await asyncio.to_thread(_refused, hub)
+        # Once all six watches are open the cap is reached, and newcomers are refused.
+        await eventually(lambda: asyncio.to_thread(_refused, hub))
         assert not any(watch.done() for watch in watches), "no watch was closed"
         for watch in watches:
             watch.cancel()
