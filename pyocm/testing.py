@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import ssl
 import subprocess
 import sys
 import time
@@ -171,16 +172,34 @@ class Client:
     """Raw HTTP access to a hub for one kubeconfig, answering (status, body)."""
 
     def __init__(self, kubeconfig_path: Path) -> None:
-        self.info = kubeconfig.load_kubeconfig(kubeconfig_path)
+        info = kubeconfig.load_kubeconfig(kubeconfig_path)
+        self._init(
+            server=info.server,
+            ssl_context=kubeconfig.client_ssl_context(info),
+            authorization=f"Bearer {info.token}" if info.token else None,
+        )
+
+    def _init(
+        self, *, server: str, ssl_context: ssl.SSLContext, authorization: str | None
+    ) -> None:
+        """What every client holds: where, over which TLS, with which Authorization."""
+        self._server = server
+        self._ssl = ssl_context
+        self._authorization = authorization
         self._session: aiohttp.ClientSession | None = None
-        self._ssl = kubeconfig.client_ssl_context(self.info)
 
     async def __aenter__(self) -> Client:
-        headers = {"Authorization": f"Bearer {self.info.token}"} if self.info.token else {}
-        self._session = aiohttp.ClientSession(base_url=self.info.server, headers=headers)
+        self.open()
         return self
 
+    def open(self) -> None:
+        headers = {"Authorization": self._authorization} if self._authorization else {}
+        self._session = aiohttp.ClientSession(base_url=self._server, headers=headers)
+
     async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    async def close(self) -> None:
         if self._session is not None:
             await self._session.close()
 
@@ -249,6 +268,12 @@ class Client:
 
     async def delete(self, path: str, body: Any = None, **kw: Any) -> tuple[int, Any]:
         return await self.request("DELETE", path, body=body, **kw)
+
+    def watch(
+        self, path: str, *, params: dict[str, str]
+    ) -> contextlib.AbstractAsyncContextManager[aiohttp.ClientResponse]:
+        """Open a watch: the response, streaming, once the server has answered."""
+        return self.session.get(path, params={"watch": "true", **params}, ssl=self._ssl)
 
     async def watch_lines(
         self,

@@ -4,24 +4,22 @@ certificate or bearer token the test makes up, against a real hub over real TLS.
 from __future__ import annotations
 
 import ssl
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import aiohttp
-import orjson
 import pytest_asyncio
 
-from pyocm.testing import HubProcess
+from pyocm.testing import Client, HubProcess
 
 #: A request is "not served" when it fails at the TLS layer or gets one of these.
 TLS_FAILURES = (aiohttp.ClientError, ssl.SSLError, ConnectionError)
 
 
-class Caller:
-    """Raw HTTPS to the hub, verifying the hub's CA, presenting whatever it was given.
-
-    ``request`` answers (status, decoded body); JSON bodies are sent as given."""
+class Caller(Client):
+    """Raw HTTPS to the hub, verifying the hub's CA, presenting whatever it was given:
+    no credential, any client certificate, any Authorization header."""
 
     def __init__(
         self,
@@ -30,36 +28,11 @@ class Caller:
         cert: tuple[Path, Path] | None = None,
         authorization: str | None = None,
     ) -> None:
-        self.ssl = ssl.create_default_context(cadata=hub.ca_pem.decode())
+        context = ssl.create_default_context(cadata=hub.ca_pem.decode())
         if cert is not None:
-            self.ssl.load_cert_chain(*cert)
-        headers = {"Authorization": authorization} if authorization is not None else {}
-        self.session = aiohttp.ClientSession(base_url=hub.url, headers=headers)
-
-    async def close(self) -> None:
-        await self.session.close()
-
-    async def request(
-        self,
-        method: str,
-        path: str,
-        *,
-        body: Any = None,
-        content_type: str = "application/json",
-        params: Mapping[str, str] | None = None,
-        headers: Mapping[str, str] | None = None,
-    ) -> tuple[int, Any]:
-        data = orjson.dumps(body) if body is not None else None
-        sent = {"Content-Type": content_type} if data is not None else {}
-        sent.update(headers or {})
-        async with self.session.request(
-            method, path, data=data, params=params, headers=sent, ssl=self.ssl
-        ) as resp:
-            raw = await resp.read()
-            try:
-                return resp.status, orjson.loads(raw) if raw else None
-            except orjson.JSONDecodeError:
-                return resp.status, raw.decode(errors="replace")
+            context.load_cert_chain(*cert)
+        self._init(server=hub.url, ssl_context=context, authorization=authorization)
+        self.open()
 
 
 @pytest_asyncio.fixture

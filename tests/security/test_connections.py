@@ -254,23 +254,24 @@ async def test_at_the_cap_connections_serving_requests_are_not_closed(
     connection is serving one, a newcomer is refused."""
     hub = small_capped_hub
     async with Client(hub.kubeconfig) as admin:
-        path = "/api/v1/namespaces/default/configmaps"
-        watches = [
-            asyncio.create_task(
-                admin.watch_lines(
-                    path,
-                    params={"timeoutSeconds": "10", "fieldSelector": "metadata.name=none"},
-                    limit=1,
-                    timeout=20,
-                )
-            )
-            for _ in range(6)
-        ]
-        # Once all six watches are open the cap is reached, and newcomers are refused.
+        serving = [asyncio.Event() for _ in range(6)]
+
+        async def watch(answered: asyncio.Event) -> None:
+            params = {"timeoutSeconds": "20", "fieldSelector": "metadata.name=none"}
+            async with admin.watch("/api/v1/namespaces/default/configmaps", params=params) as resp:
+                assert resp.status == 200
+                answered.set()
+                async for _ in resp.content:
+                    pass
+
+        watches = [asyncio.create_task(watch(answered)) for answered in serving]
+        # Probe only once all six are served: a probe's connection during their
+        # handshakes would be one of seven, and a handshake the oldest to close.
+        await asyncio.wait_for(asyncio.gather(*(answered.wait() for answered in serving)), 30)
         await eventually(lambda: asyncio.to_thread(_refused, hub))
         assert not any(watch.done() for watch in watches), "no watch was closed"
-        for watch in watches:
-            watch.cancel()
+        for watch_task in watches:
+            watch_task.cancel()
         await asyncio.gather(*watches, return_exceptions=True)
 
 
