@@ -60,24 +60,30 @@ class TypedReader:
         return typed.value
 
     def _first_time(self, obj: Obj, problems: list[str]) -> bool:
-        meta = shapes.mapping(obj.get("metadata"))
-        key = (self.kind, str(meta.get("namespace") or ""), str(meta.get("name")))
-        revision = str(meta.get("resourceVersion"))
-        if _reported.get(key) == revision:
-            return False
-        _reported.pop(key, None)  # re-inserted last: the dict's order is the age
-        _reported[key] = revision
-        if len(_reported) > REMEMBERED:
-            del _reported[next(iter(_reported))]
-        # Paths and types only, never values: another writer's fields may hold anything.
-        log.warning(
-            "%s %s at resourceVersion %s has fields of the wrong type, read as absent: %s",
-            self.kind,
-            "/".join(k for k in key[1:] if k),
-            revision,
-            "; ".join(problems),
-        )
-        return True
+        return first_report(self.kind, obj, problems)
+
+
+def first_report(kind: str, obj: Mapping[str, Any], problems: list[str]) -> bool:
+    """Log ``problems`` of ``obj``, a ``kind``, unless this revision of it was reported
+    before; whether it was logged now."""
+    meta = shapes.mapping(obj.get("metadata"))
+    key = (kind, str(meta.get("namespace") or ""), str(meta.get("name")))
+    revision = str(meta.get("resourceVersion"))
+    if _reported.get(key) == revision:
+        return False
+    _reported.pop(key, None)  # re-inserted last: the dict's order is the age
+    _reported[key] = revision
+    if len(_reported) > REMEMBERED:
+        del _reported[next(iter(_reported))]
+    # Paths and types only, never values: another writer's fields may hold anything.
+    log.warning(
+        "%s %s at resourceVersion %s has fields of the wrong type, read as absent: %s",
+        kind,
+        "/".join(k for k in key[1:] if k),
+        revision,
+        "; ".join(problems),
+    )
+    return True
 
 
 def managed_clusters(*, recorder: Recorder | None = None) -> TypedReader:

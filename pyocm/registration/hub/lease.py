@@ -55,19 +55,8 @@ def renew_time(lease: Lease) -> datetime | None:
             return timefmt.parse_time(renewed)
         except ValueError:
             pass
-    _malformed(lease)
+    malformed.first_report("Lease", lease, ["spec.renewTime: not a time"])
     return None
-
-
-_reported: set[tuple[str, str]] = set()
-
-
-def _malformed(lease: Lease) -> None:
-    meta = lease.get("metadata", {})
-    key = (str(meta.get("namespace")), str(meta.get("resourceVersion")))
-    if key not in _reported:
-        _reported.add(key)
-        log.warning("lease %s/%s has a malformed spec; ignoring its renewTime", *key)
 
 
 def lease_key(lease: Mapping[str, Any]) -> list[str]:
