@@ -12,8 +12,8 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from pyocm.api import cluster_v1beta2, shapes, wellknown
 from pyocm.api import kinds as ocm
-from pyocm.api import shapes, wellknown
 from pyocm.base.clock import Clock
 from pyocm.clustersets.membership import SelectorError, count_selected
 from pyocm.clustersets.namespaces import ManagedNamespacesController, may_change, set_may_change
@@ -47,7 +47,7 @@ DEFAULT_SETS: dict[str, Obj] = {
 class SetStatusController:
     def __init__(self, api: Api, sets: Informer, clusters: Informer, *, clock: Clock) -> None:
         self.api, self.sets, self.clusters, self.clock = api, sets, clusters, clock
-        self.reader = malformed.cluster_sets()
+        self.reader = malformed.TypedReader.of(cluster_v1beta2.MANAGED_CLUSTER_SET)
 
     async def reconcile(self, name: str) -> None:
         stored = self.sets.store.get(name)
@@ -79,7 +79,7 @@ class SetStatusController:
 class BindingController:
     def __init__(self, api: Api, bindings: Informer, sets: Informer, *, clock: Clock) -> None:
         self.api, self.bindings, self.sets, self.clock = api, bindings, sets, clock
-        self.reader = malformed.cluster_set_bindings()
+        self.reader = malformed.TypedReader.of(cluster_v1beta2.MANAGED_CLUSTER_SET_BINDING)
 
     async def reconcile(self, key: str) -> None:
         binding = self.reader.clean(self.bindings.store.get(key) or {})
@@ -103,7 +103,7 @@ class BindingController:
 class DefaultSetsController:
     def __init__(self, api: Api, sets: Informer) -> None:
         self.api, self.sets = api, sets
-        self.reader = malformed.cluster_sets()
+        self.reader = malformed.TypedReader.of(cluster_v1beta2.MANAGED_CLUSTER_SET)
 
     async def reconcile(self, _: str) -> Result:
         for name, spec in DEFAULT_SETS.items():

@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from pyocm.api import cluster_v1, shapes
 from pyocm.api import kinds as ocm
-from pyocm.api import shapes
 from pyocm.clustersets.membership import SelectorError, labels_of, matcher, selected_names
 from pyocm.runtime import malformed
 from pyocm.runtime.client import Api
@@ -86,7 +86,7 @@ class ManagedNamespacesController:
     def __init__(self, api: Api, clusters: Informer, sets: Informer, *, recorder: Recorder) -> None:
         self.api, self.clusters, self.sets, self.recorder = api, clusters, sets, recorder
         clusters.add_index(LISTED_SET_INDEX, listed_sets)
-        self.reader = malformed.managed_clusters(recorder=recorder)
+        self.reader = malformed.TypedReader.of(cluster_v1.MANAGED_CLUSTER, recorder=recorder)
 
     async def reconcile(self, name: str) -> None:
         cluster = await self.reader.read(self.clusters.store.get(name))

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Protocol
 
-from pyocm.api import cluster_v1, cluster_v1beta2, shapes
+from pyocm.api import shapes
 from pyocm.runtime.events import Recorder
 
 Obj = dict[str, Any]
@@ -27,8 +27,23 @@ REMEMBERED = 10_000
 _reported: dict[tuple[str, str, str], str] = {}
 
 
+class Described(Protocol):
+    """A kind and its schema, as an API definition (``pyocm.api``'s descriptors) has them."""
+
+    @property
+    def kind(self) -> str: ...
+
+    @property
+    def schema(self) -> Mapping[str, Any]: ...
+
+
 class TypedReader:
     """Reads objects of one kind through its schema."""
+
+    @classmethod
+    def of(cls, described: Described, *, recorder: Recorder | None = None) -> TypedReader:
+        """A reader of the kind ``described`` defines, e.g. ``cluster_v1.MANAGED_CLUSTER``."""
+        return cls(described.kind, described.schema, recorder=recorder)
 
     def __init__(
         self, kind: str, schema: Mapping[str, Any], *, recorder: Recorder | None = None
@@ -84,21 +99,3 @@ def first_report(kind: str, obj: Mapping[str, Any], problems: list[str]) -> bool
         "; ".join(problems),
     )
     return True
-
-
-def managed_clusters(*, recorder: Recorder | None = None) -> TypedReader:
-    return TypedReader("ManagedCluster", cluster_v1.MANAGED_CLUSTER.schema, recorder=recorder)
-
-
-def cluster_sets(*, recorder: Recorder | None = None) -> TypedReader:
-    return TypedReader(
-        "ManagedClusterSet", cluster_v1beta2.MANAGED_CLUSTER_SET.schema, recorder=recorder
-    )
-
-
-def cluster_set_bindings(*, recorder: Recorder | None = None) -> TypedReader:
-    return TypedReader(
-        "ManagedClusterSetBinding",
-        cluster_v1beta2.MANAGED_CLUSTER_SET_BINDING.schema,
-        recorder=recorder,
-    )

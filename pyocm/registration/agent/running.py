@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from pyocm.api import conditions, shapes, wellknown
+from pyocm.api import cluster_v1, conditions, shapes, wellknown
 from pyocm.api import kinds as ocm
 from pyocm.api import schema as s
 from pyocm.base.clock import Clock
@@ -112,7 +112,7 @@ class Session:
         #: The cluster as the hub stores it, and as read (fields of the wrong type left out).
         self.stored: Obj | None = None
         self.cluster: Obj | None = None
-        self.reader = malformed.managed_clusters()
+        self.reader = malformed.TypedReader.of(cluster_v1.MANAGED_CLUSTER)
         self.labels = LabelPublisher(dict(self.options.labels))
         self.reporter = StatusReporter(
             context.managed,

@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from pyocm.api import cluster_v1, models, wellknown
 from pyocm.api import kinds as ocm
-from pyocm.api import models, wellknown
 from pyocm.api.models.cluster_v1 import ManagedCluster
 from pyocm.api.models.meta_v1 import ObjectMeta
 from pyocm.base.clock import Clock
@@ -56,7 +56,7 @@ class GcController:
         self.clock = clock
         self.recorder = recorder
         self.resources = resources
-        self.reader = malformed.managed_clusters(recorder=recorder)
+        self.reader = malformed.TypedReader.of(cluster_v1.MANAGED_CLUSTER, recorder=recorder)
 
     async def reconcile(self, name: str) -> Result | None:
         cluster = models.view(ManagedCluster, await self.reader.read(self.clusters.store.get(name)))

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from datetime import datetime, timedelta
 from typing import Any
 
-from pyocm.api import conditions, models, shapes, wellknown
+from pyocm.api import cluster_v1, conditions, models, shapes, wellknown
 from pyocm.api import kinds as ocm
 from pyocm.api.models.cluster_v1 import ManagedCluster
 from pyocm.api.models.coordination_v1 import Lease
@@ -75,7 +75,7 @@ class LeaseController:
         self.leases = leases
         self.clock = clock
         self.recorder = recorder
-        self.reader = malformed.managed_clusters(recorder=recorder)
+        self.reader = malformed.TypedReader.of(cluster_v1.MANAGED_CLUSTER, recorder=recorder)
 
     async def reconcile(self, name: str) -> Result | None:
         cluster = models.view(ManagedCluster, await self.reader.read(self.clusters.store.get(name)))
@@ -143,7 +143,7 @@ class ClockSyncController:
         self.clusters = clusters
         self.leases = leases
         self.clock = clock
-        self.reader = malformed.managed_clusters()
+        self.reader = malformed.TypedReader.of(cluster_v1.MANAGED_CLUSTER)
 
     async def reconcile(self, name: str) -> None:
         cluster = models.view(ManagedCluster, await self.reader.read(self.clusters.store.get(name)))

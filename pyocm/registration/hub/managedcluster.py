@@ -14,7 +14,7 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
-from pyocm.api import conditions, models, wellknown
+from pyocm.api import cluster_v1, conditions, models, wellknown
 from pyocm.api import kinds as ocm
 from pyocm.api.models.cluster_v1 import ManagedCluster
 from pyocm.api.models.rbac_v1 import RoleBinding
@@ -55,7 +55,7 @@ class ManagedClusterController:
         self.recorder = recorder
         self.labels = dict(labels)
         self.auto_accept = auto_accept
-        self.reader = malformed.managed_clusters(recorder=recorder)
+        self.reader = malformed.TypedReader.of(cluster_v1.MANAGED_CLUSTER, recorder=recorder)
 
     async def reconcile(self, name: str) -> Result | None:
         # Ill-typed fields read as absent: a hubAcceptsClient of "true" accepts nothing.

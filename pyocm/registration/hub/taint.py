@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import copy
 
-from pyocm.api import conditions, models, wellknown
+from pyocm.api import cluster_v1, conditions, models, wellknown
 from pyocm.api import kinds as ocm
 from pyocm.api.models.cluster_v1 import ManagedCluster, ManagedClusterSpecTaint
 from pyocm.runtime import malformed
@@ -32,7 +32,7 @@ class TaintController:
         self.api = api
         self.clusters = clusters
         self.recorder = recorder
-        self.reader = malformed.managed_clusters(recorder=recorder)
+        self.reader = malformed.TypedReader.of(cluster_v1.MANAGED_CLUSTER, recorder=recorder)
 
     async def reconcile(self, name: str) -> None:
         # Read through its schema: a spec or taints of the wrong type read as absent.
