@@ -107,20 +107,24 @@ def test_a_connection_that_never_sends_a_request_is_closed(strict_hub: HubProces
         assert _closed_within(sock, CLOSED_WITHIN)
 
 
+def _dribbled_until_closed(sock: ssl.SSLSocket) -> bool:
+    """Send a header byte at a time until the hub closes the connection (or give up)."""
+    deadline = time.monotonic() + CLOSED_WITHIN
+    while time.monotonic() < deadline:
+        try:
+            sock.sendall(b"a")
+        except (ConnectionError, ssl.SSLError):
+            return True
+        if _closed_within(sock, 0.2):
+            return True
+    return False
+
+
 def test_headers_sent_a_byte_at_a_time_are_cut_off(strict_hub: HubProcess) -> None:
     """Slowloris: a request whose headers never end is closed at the header timeout."""
     with _connect_tls(strict_hub) as sock:
         sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: hub\r\nX-Slow: ")
-        deadline = time.monotonic() + CLOSED_WITHIN
-        closed = False
-        while not closed and time.monotonic() < deadline:
-            try:
-                sock.sendall(b"a")
-            except (ConnectionError, ssl.SSLError):
-                closed = True
-                break
-            closed = _closed_within(sock, 0.2)
-        assert closed
+        assert _dribbled_until_closed(sock)
 
 
 def test_an_idle_anonymous_connection_is_closed(strict_hub: HubProcess) -> None:
@@ -201,16 +205,7 @@ def test_an_authenticated_connection_that_dribbles_its_next_headers_is_cut_off(
     with _connect_tls(strict_hub, _admin_cert(strict_hub, tmp_path)) as sock:
         assert _get(sock, "/version").startswith(b"HTTP/1.1 200")
         sock.sendall(b"GET /version HTTP/1.1\r\nHost: hub\r\nX-Slow: ")
-        deadline = time.monotonic() + CLOSED_WITHIN
-        closed = False
-        while not closed and time.monotonic() < deadline:
-            try:
-                sock.sendall(b"a")
-            except (ConnectionError, ssl.SSLError):
-                closed = True
-                break
-            closed = _closed_within(sock, 0.2)
-        assert closed
+        assert _dribbled_until_closed(sock)
 
 
 @pytest.fixture(scope="module")
