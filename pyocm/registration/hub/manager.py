@@ -6,7 +6,7 @@ runs against any API server; both only talk to the API through ``api``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -17,18 +17,21 @@ from pyocm.api.models.meta_v1 import ObjectMeta
 from pyocm.base.clock import Clock, RealClock
 from pyocm.kube import kinds
 from pyocm.kube.kinds import Kind
+from pyocm.kube.selectors import escape_field_value
 from pyocm.registration.hub import rbac
+from pyocm.registration.hub.approvers import CsrApprover
 from pyocm.registration.hub.clusterroles import KEY as COMMON_ROLES_KEY
 from pyocm.registration.hub.clusterroles import ClusterRolesController
 from pyocm.registration.hub.csrapproval import CLIENT_SIGNER, CsrApprovalController
 from pyocm.registration.hub.gc import DEFAULT_RESOURCES, GcController
 from pyocm.registration.hub.lease import LEASE_NAME, ClockSyncController, LeaseController, lease_key
 from pyocm.registration.hub.managedcluster import ManagedClusterController
+from pyocm.registration.hub.signers import CsrSigningController, SignerRegistry
 from pyocm.registration.hub.taint import TaintController
 from pyocm.runtime.client import Api
 from pyocm.runtime.ensure import ensure
 from pyocm.runtime.events import Recorder
-from pyocm.runtime.informer import Change
+from pyocm.runtime.informer import Change, Informer
 from pyocm.runtime.manager import Manager
 
 CONTROLLER_NAME = "pyocm-registration-controller"
@@ -94,9 +97,31 @@ def _renewed(change: Change) -> bool:
     )
 
 
+def custom_signer_selector(names: frozenset[str]) -> str:
+    """The field selector of the custom signers' CSR informer: exactly the one signer's
+    CSRs when one is registered; else every CSR but the kube-apiserver-client signer's
+    (field selectors cannot OR), which the controllers' predicate then narrows."""
+    if len(names) == 1:
+        return f"spec.signerName={escape_field_value(next(iter(names)))}"
+    return f"spec.signerName!={CLIENT_SIGNER}"
+
+
 def build_hub_manager(
-    api: Api, *, options: HubOptions | None = None, clock: Clock | None = None
+    api: Api,
+    *,
+    options: HubOptions | None = None,
+    clock: Clock | None = None,
+    approvers: Sequence[CsrApprover] = (),
+    signers: SignerRegistry | None = None,
 ) -> Manager:
+    """The hub's registration controllers in one manager.
+
+    ``approvers`` come after the cluster-agent approver in the CSR approval chain
+    (approvers.py): they see the CSRs it passes on, whether for the
+    kube-apiserver-client signer or for one of ``signers``. ``signers`` (signers.py) are
+    the custom signers the hub signs for: those registered when the manager is built.
+    Their CSRs come through a second informer, created only when some signer is
+    registered, so the cluster agents' informer and controller stay as they are."""
     options = options or HubOptions()
     clock = clock or RealClock()
     manager = Manager(api, clock=clock)
@@ -140,6 +165,7 @@ def build_hub_manager(
         auto_approved_users=options.auto_approved_users
         if options.gate("ManagedClusterAutoApproval")
         else (),
+        approvers=approvers,
     )
     # Each approval waits on three round trips (review, approval, event); in a rotation
     # storm one worker would leave the hub idle between them.
@@ -172,6 +198,17 @@ def build_hub_manager(
         )
         manager.controller("gc", gc.reconcile).watch(clusters)
 
+    if signers is not None and signers.names:
+        _add_custom_signers(
+            manager,
+            api,
+            clusters,
+            signers,
+            approvers=approvers,
+            clock=clock,
+            recorder=recorder,
+        )
+
     async def bootstrap_rbac() -> None:
         await ensure(api, kinds.NAMESPACE, {"metadata": {"name": rbac.BOOTSTRAP_NAMESPACE}})
         await ensure(
@@ -193,3 +230,33 @@ def build_hub_manager(
 
     manager.add("bootstrap-rbac", bootstrap_rbac)
     return manager
+
+
+def _add_custom_signers(
+    manager: Manager,
+    api: Api,
+    clusters: Informer,
+    signers: SignerRegistry,
+    *,
+    approvers: Sequence[CsrApprover],
+    clock: Clock,
+    recorder: Recorder,
+) -> None:
+    """Approve (through the same chain) and sign the CSRs of the registered signers."""
+    names = signers.names
+    csrs = manager.informer(kinds.CSR, fields=custom_signer_selector(names))
+
+    def registered(change: Change) -> bool:
+        obj = change.new if change.new is not None else change.old
+        return shapes.mapping(shapes.mapping(obj).get("spec")).get("signerName") in names
+
+    # The cluster-agent approver stays first: it passes these CSRs on (they are not for
+    # its signer), so only the added approvers decide them.
+    approval = CsrApprovalController(
+        api, csrs, clusters, clock=clock, recorder=recorder, approvers=approvers
+    )
+    manager.controller("custom-signer-csr-approval", approval.reconcile).watch(
+        csrs, predicate=registered
+    )
+    signing = CsrSigningController(api, csrs, registry=signers, clock=clock)
+    manager.controller("csr-signing", signing.reconcile).watch(csrs, predicate=registered)
