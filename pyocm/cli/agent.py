@@ -10,6 +10,8 @@ import yaml  # type: ignore[import-untyped,unused-ignore]
 
 from pyocm.cli.common import fail, run, setup_logging, until_signal
 from pyocm.cli.hub import parse_duration
+from pyocm.cli.metricsserver import DISABLED, parse_bind_address, serving_metrics
+from pyocm.cli.metricsserver import HELP as METRICS_HELP
 from pyocm.local.embedded import EmbeddedCluster
 from pyocm.pki.kubeconfig import build_kubeconfig
 from pyocm.registration import bootstraptoken, clusterinfo
@@ -153,11 +155,16 @@ def agent(
     client_cert_expiration_seconds: int = typer.Option(0, "--client-cert-expiration-seconds"),
     spoke_external_server_urls: str = typer.Option("", "--spoke-external-server-urls"),
     cluster_label: list[str] = typer.Option([], "--cluster-label", help=LABEL_HELP),
+    metrics_bind_address: str = typer.Option(DISABLED, "--metrics-bind-address", help=METRICS_HELP),
     log_level: str = typer.Option("INFO", "--log-level"),
 ) -> None:
     """Run the klusterlet registration agent (upstream's flag names)."""
     setup_logging(log_level)
     labels = _labels(cluster_label)
+    try:
+        parse_bind_address(metrics_bind_address)
+    except ValueError as err:
+        fail(f"--metrics-bind-address: {err}", code=2)
     try:
         period = parse_duration(cluster_healthcheck_period).total_seconds()
     except ValueError as err:
@@ -189,13 +196,17 @@ def agent(
         external_server_urls=urls,
         labels=labels,
     )
-    run(_agent(bootstrap, spoke_kubeconfig, options))
+    run(_agent(bootstrap, spoke_kubeconfig, options, metrics_address=metrics_bind_address))
 
 
 async def _agent(
-    bootstrap: dict[str, object], spoke_kubeconfig: Path, options: AgentOptions
+    bootstrap: dict[str, object] | None,
+    spoke_kubeconfig: Path,
+    options: AgentOptions,
+    *,
+    metrics_address: str = DISABLED,
 ) -> None:
-    async with Api.from_kubeconfig(spoke_kubeconfig) as api:
+    async with serving_metrics(metrics_address), Api.from_kubeconfig(spoke_kubeconfig) as api:
         agent = RegistrationAgent(
             bootstrap=bootstrap, managed=KubeManagedSide(api), options=options
         )

@@ -11,6 +11,8 @@ import typer
 from pyocm import hubmanager
 from pyocm.cli.common import KUBECONFIG_HELP, connect, fail, run, setup_logging, until_signal
 from pyocm.cli.hub import parse_feature_gates
+from pyocm.cli.metricsserver import DISABLED, parse_bind_address, serving_metrics
+from pyocm.cli.metricsserver import HELP as METRICS_HELP
 from pyocm.kube import kinds
 from pyocm.kube.status import ApiError
 from pyocm.local import crdinstall
@@ -35,6 +37,7 @@ def controller(
         "", "--feature-gates", help="Comma-separated Gate=true|false."
     ),
     auto_approved_csr_users: str = typer.Option("", "--auto-approved-csr-users"),
+    metrics_bind_address: str = typer.Option(DISABLED, "--metrics-bind-address", help=METRICS_HELP),
     log_level: str = typer.Option("INFO", "--log-level"),
 ) -> None:
     """Run the hub's registration controllers against the API server of --kubeconfig."""
@@ -43,13 +46,23 @@ def controller(
         gates = parse_feature_gates(feature_gates)
     except ValueError as err:
         fail(str(err), code=2)
+    try:
+        parse_bind_address(metrics_bind_address)
+    except ValueError as err:
+        fail(f"--metrics-bind-address: {err}", code=2)
     users = tuple(u.strip() for u in auto_approved_csr_users.split(",") if u.strip())
     identity = f"{socket.gethostname()}_{uuid.uuid4()}"
     options = HubOptions(identity=identity, feature_gates=gates, auto_approved_users=users)
     try:
         run(
             until_signal(
-                _run(kubeconfig, options, leader_elect=leader_elect, install_crds=install_crds)
+                _run(
+                    kubeconfig,
+                    options,
+                    leader_elect=leader_elect,
+                    install_crds=install_crds,
+                    metrics_address=metrics_bind_address,
+                )
             )
         )
     except LeadershipLost as err:
@@ -57,9 +70,15 @@ def controller(
 
 
 async def _run(
-    kubeconfig: Path | None, options: HubOptions, *, leader_elect: bool, install_crds: bool
+    kubeconfig: Path | None,
+    options: HubOptions,
+    *,
+    leader_elect: bool,
+    install_crds: bool,
+    metrics_address: str = DISABLED,
 ) -> None:
-    async with connect(kubeconfig) as api:
+    # Metrics are served whether or not this replica leads, as controller-runtime's are.
+    async with serving_metrics(metrics_address), connect(kubeconfig) as api:
         if install_crds:
             await crdinstall.install(api, crdinstall.ocm_crds())
         manager = hubmanager.build(api, options=options)

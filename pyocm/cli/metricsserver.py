@@ -1,0 +1,74 @@
+"""``--metrics-bind-address``: a process's controller and agent metrics on plain HTTP.
+
+controller-runtime's flag and meaning: ``"0"`` (the default) serves nothing,
+``HOST:PORT`` serves ``/metrics`` there (``:8080`` on every interface, port 0 on any
+free port; the address bound is logged). The body is :func:`pyocm.base.metrics.render`:
+the work queues' and reconcilers' families, as a hub serves them on its own /metrics.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import AsyncIterator
+
+from aiohttp import web
+
+from pyocm.base import metrics
+
+log = logging.getLogger(__name__)
+#: controller-runtime's value that turns the metrics server off.
+DISABLED = "0"
+HELP = (
+    'The address the metric endpoint binds to, HOST:PORT (":8080" for every interface); '
+    f'"{DISABLED}" disables it.'
+)
+
+
+def parse_bind_address(text: str) -> tuple[str | None, int] | None:
+    """(host, port) of ``text``; host None means every interface; None when disabled.
+
+    Raises ValueError for anything but ``"0"``, ``HOST:PORT``, ``:PORT`` or ``[IPv6]:PORT``."""
+    if text == DISABLED:
+        return None
+    host, colon, port = text.rpartition(":")
+    if not colon or not port.isdigit() or not 0 <= int(port) <= 65535:
+        raise ValueError(f'"{text}" is not HOST:PORT (or "{DISABLED}" to disable)')
+    if host.startswith("[") and host.endswith("]"):
+        host = host[1:-1]
+    elif ":" in host:
+        raise ValueError(f'"{text}": an IPv6 host is written in brackets, [HOST]:PORT')
+    return (host or None), int(port)
+
+
+async def _metrics(_: web.Request) -> web.Response:
+    return web.Response(body=metrics.render(), headers={"Content-Type": metrics.CONTENT_TYPE})
+
+
+@contextlib.asynccontextmanager
+async def serving_metrics(address: str) -> AsyncIterator[list[str]]:
+    """Serve ``/metrics`` on ``address`` (see :func:`parse_bind_address`) while inside;
+    yields the URLs bound (none when disabled). Leaving closes the listener and waits
+    for the requests in flight."""
+    bind = parse_bind_address(address)
+    if bind is None:
+        yield []
+        return
+    app = web.Application()
+    app.router.add_get("/metrics", _metrics)
+    runner = web.AppRunner(app, handle_signals=False, access_log=None)
+    await runner.setup()
+    try:
+        await web.TCPSite(runner, bind[0], bind[1]).start()
+        urls = [_url(address) for address in runner.addresses]
+        for url in urls:
+            log.info("serving metrics on %s", url)
+        yield urls
+    finally:
+        await runner.cleanup()
+
+
+def _url(address: object) -> str:
+    host, port = address[:2] if isinstance(address, tuple) else (str(address), 0)
+    host = f"[{host}]" if ":" in str(host) else host
+    return f"http://{host}:{port}/metrics"
