@@ -12,12 +12,20 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from pyocm.api import conditions, wellknown
+from pyocm.api import conditions, models, shapes, wellknown
 from pyocm.api import kinds as ocm
+from pyocm.api.models.cluster_v1beta2 import (
+    ManagedClusterSet,
+    ManagedClusterSetBinding,
+    ManagedClusterSetSpecClusterSelector,
+)
 from pyocm.kube.status import ApiError
 from pyocm.runtime.client import Api
 
-Obj = dict[str, Any]
+# The objects this module writes are typed; those it reads (the hub's answers, listed
+# objects) are not read through a schema and may hold null or ill-typed values, so their
+# fields are read defensively (pyocm.api.shapes).
+Selector = ManagedClusterSetSpecClusterSelector
 SELECTOR_TYPES = (
     wellknown.SELECTOR_EXCLUSIVE_CLUSTER_SET_LABEL,
     wellknown.SELECTOR_LABEL_SELECTOR,
@@ -37,7 +45,7 @@ class Outcome:
     changed: bool = True
 
 
-def cluster_selector(selector_type: str, labels: Mapping[str, str]) -> Obj:
+def cluster_selector(selector_type: str, labels: Mapping[str, str]) -> Selector:
     """The ``spec.clusterSelector`` for a selector type and ``--label`` pairs."""
     if selector_type not in SELECTOR_TYPES:
         raise ClusterSetError(
@@ -63,17 +71,15 @@ def cluster_selector(selector_type: str, labels: Mapping[str, str]) -> Obj:
     return {"selectorType": selector_type, "exclusiveLabel": {"key": key, "value": value}}
 
 
-async def create_set(api: Api, name: str, selector: Obj) -> Outcome:
+async def create_set(api: Api, name: str, selector: Selector) -> Outcome:
+    body: ManagedClusterSet = {"metadata": {"name": name}, "spec": {"clusterSelector": selector}}
     try:
-        await api.create(
-            ocm.MANAGED_CLUSTER_SET,
-            {"metadata": {"name": name}, "spec": {"clusterSelector": selector}},
-        )
+        await api.create(ocm.MANAGED_CLUSTER_SET, models.wire(body))
     except ApiError as err:
         if err.code != 409:
             raise
         current = await api.get(ocm.MANAGED_CLUSTER_SET, name)
-        found = (current.get("spec") or {}).get("clusterSelector") or {}
+        found = _selector(models.view(ManagedClusterSet, current))
         if found != selector:
             raise ClusterSetError(
                 f"clusterset {name} already exists with another selector: {_describe(found)}"
@@ -100,7 +106,7 @@ async def delete_set(api: Api, name: str, *, default_sets_kept: bool = True) -> 
 async def assign(api: Api, name: str, clusters: Iterable[str]) -> list[Outcome]:
     """Put ``clusters`` into set ``name`` by giving them the label the set selects on."""
     try:
-        cluster_set = await api.get(ocm.MANAGED_CLUSTER_SET, name)
+        cluster_set = models.view(ManagedClusterSet, await api.get(ocm.MANAGED_CLUSTER_SET, name))
     except ApiError as err:
         if err.code == 404:
             raise ClusterSetError(f"no clusterset named {name}") from None
@@ -114,7 +120,7 @@ async def assign(api: Api, name: str, clusters: Iterable[str]) -> list[Outcome]:
             if err.code == 404:
                 raise ClusterSetError(f"no managed cluster named {cluster}") from None
             raise
-        if (current["metadata"].get("labels") or {}).get(key) == value:
+        if shapes.mapping(current["metadata"].get("labels")).get(key) == value:
             outcomes.append(Outcome(f"{cluster} is already in clusterset {name}", changed=False))
             continue
         await api.patch(ocm.MANAGED_CLUSTER, cluster, {"metadata": {"labels": {key: value}}})
@@ -122,14 +128,19 @@ async def assign(api: Api, name: str, clusters: Iterable[str]) -> list[Outcome]:
     return outcomes
 
 
-def _membership_label(cluster_set: Obj) -> tuple[str, str]:
+def _selector(cluster_set: ManagedClusterSet) -> dict[str, Any]:
+    """A set's ``spec.clusterSelector`` as answered ({} when absent or ill-typed)."""
+    return shapes.mapping(shapes.mapping(cluster_set.get("spec")).get("clusterSelector"))
+
+
+def _membership_label(cluster_set: ManagedClusterSet) -> tuple[str, str]:
     name = cluster_set["metadata"]["name"]
-    selector = (cluster_set.get("spec") or {}).get("clusterSelector") or {}
+    selector = _selector(cluster_set)
     kind = selector.get("selectorType") or wellknown.SELECTOR_EXCLUSIVE_CLUSTER_SET_LABEL
     if kind == wellknown.SELECTOR_EXCLUSIVE_CLUSTER_SET_LABEL:
         return wellknown.CLUSTER_SET_LABEL, name
     if kind == wellknown.SELECTOR_EXCLUSIVE_LABEL:
-        exclusive = selector.get("exclusiveLabel") or {}
+        exclusive = shapes.mapping(selector.get("exclusiveLabel"))
         return str(exclusive.get("key")), str(exclusive.get("value"))
     raise ClusterSetError(
         f"clusterset {name} selects clusters with a label selector ({_describe(selector)}); "
@@ -138,9 +149,12 @@ def _membership_label(cluster_set: Obj) -> tuple[str, str]:
 
 
 async def bind(api: Api, name: str, namespace: str) -> Outcome:
-    body = {"metadata": {"name": name, "namespace": namespace}, "spec": {"clusterSet": name}}
+    body: ManagedClusterSetBinding = {
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": {"clusterSet": name},
+    }
     try:
-        await api.create(ocm.MANAGED_CLUSTER_SET_BINDING, body)
+        await api.create(ocm.MANAGED_CLUSTER_SET_BINDING, models.wire(body))
     except ApiError as err:
         if err.code != 409:
             raise
@@ -158,23 +172,30 @@ async def unbind(api: Api, name: str, namespace: str) -> Outcome:
     return Outcome(f"clusterset {name} unbound from namespace {namespace}")
 
 
-def _describe(selector: Obj) -> str:
+def _describe(selector: Mapping[str, Any]) -> str:
+    """A selector, ours or as answered (read defensively)."""
     kind = selector.get("selectorType") or wellknown.SELECTOR_EXCLUSIVE_CLUSTER_SET_LABEL
     if kind == wellknown.SELECTOR_LABEL_SELECTOR:
-        match = (selector.get("labelSelector") or {}).get("matchLabels") or {}
+        match = shapes.mapping(shapes.mapping(selector.get("labelSelector")).get("matchLabels"))
         terms = ",".join(f"{k}={v}" for k, v in sorted(match.items()))
         return f"{kind} {terms or '(every cluster)'}"
     if kind == wellknown.SELECTOR_EXCLUSIVE_LABEL:
-        exclusive = selector.get("exclusiveLabel") or {}
+        exclusive = shapes.mapping(selector.get("exclusiveLabel"))
         return f"{kind} {exclusive.get('key')}={exclusive.get('value')}"
     return str(kind)
 
 
-def tree(sets: Iterable[Obj], bindings: Iterable[Obj], *, width: int = 80) -> list[str]:
-    """The sets as clusteradm draws them: each with its bound namespaces and status."""
+def tree(
+    sets: Iterable[ManagedClusterSet],
+    bindings: Iterable[ManagedClusterSetBinding],
+    *,
+    width: int = 80,
+) -> list[str]:
+    """The sets as clusteradm draws them: each with its bound namespaces and status
+    (``sets`` and ``bindings`` as listed, read defensively)."""
     bound: dict[str, list[str]] = {}
     for binding in bindings:
-        target = str((binding.get("spec") or {}).get("clusterSet") or "")
+        target = str(shapes.mapping(binding.get("spec")).get("clusterSet") or "")
         bound.setdefault(target, []).append(str(binding["metadata"]["namespace"]))
     ordered = sorted(sets, key=lambda s: str(s["metadata"]["name"]))
     lines = ["<ManagedClusterSet>"]
@@ -189,9 +210,9 @@ def tree(sets: Iterable[Obj], bindings: Iterable[Obj], *, width: int = 80) -> li
     return lines
 
 
-def _status(cluster_set: Obj) -> str:
+def _status(cluster_set: ManagedClusterSet) -> str:
     empty = conditions.find(
-        (cluster_set.get("status") or {}).get("conditions"), wellknown.CLUSTER_SET_EMPTY
+        shapes.mapping(cluster_set.get("status")).get("conditions"), wellknown.CLUSTER_SET_EMPTY
     )
     return str(empty.get("message") or "") if empty else ""
 

@@ -10,10 +10,16 @@
 from __future__ import annotations
 
 import copy
+from collections.abc import Mapping
 from typing import Any
 
-from pyocm.api import cluster_v1beta2, shapes, wellknown
+from pyocm.api import cluster_v1beta2, models, shapes, wellknown
 from pyocm.api import kinds as ocm
+from pyocm.api.models.cluster_v1beta2 import (
+    ManagedClusterSet,
+    ManagedClusterSetBinding,
+    ManagedClusterSetSpec,
+)
 from pyocm.base.clock import Clock
 from pyocm.clustersets.membership import SelectorError, count_selected
 from pyocm.clustersets.namespaces import ManagedNamespacesController, may_change, set_may_change
@@ -26,7 +32,6 @@ from pyocm.runtime.informer import Change, Informer
 from pyocm.runtime.manager import Manager
 from pyocm.runtime.status import set_condition
 
-Obj = dict[str, Any]
 DEFAULT_SETS_KEY = "default-sets"
 #: The bindings informer's index by the set each binding names.
 BOUND_SET_INDEX = "bound-set"
@@ -34,7 +39,7 @@ RESYNC = 10.0
 #: Seconds a set's status waits after a membership change, gathering the changes
 #: that follow.
 MEMBERSHIP_SETTLE = 1.0
-DEFAULT_SETS: dict[str, Obj] = {
+DEFAULT_SETS: dict[str, ManagedClusterSetSpec] = {
     "default": {
         "clusterSelector": {"selectorType": wellknown.SELECTOR_EXCLUSIVE_CLUSTER_SET_LABEL}
     },
@@ -53,17 +58,17 @@ class SetStatusController:
         stored = self.sets.store.get(name)
         if stored is None or stored["metadata"].get("deletionTimestamp"):
             return
-        cluster_set = self.reader.clean(stored)
+        cluster_set = models.view(ManagedClusterSet, self.reader.clean(stored))
         try:
             # The stored selector, not the cleaned one: a selector with parts left out
             # would select more than its writer meant, so such a set selects nothing.
-            count = count_selected(stored, self.clusters)
+            count = count_selected(models.view(ManagedClusterSet, stored), self.clusters)
         except SelectorError:
             return  # admission refuses such sets; one stored before gets no status
         await set_condition(
             self.api,
             ocm.MANAGED_CLUSTER_SET,
-            cluster_set,
+            models.wire(cluster_set),
             clock=self.clock,
             type=wellknown.CLUSTER_SET_EMPTY,
             status="True" if count == 0 else "False",
@@ -82,14 +87,17 @@ class BindingController:
         self.reader = malformed.TypedReader.of(cluster_v1beta2.MANAGED_CLUSTER_SET_BINDING)
 
     async def reconcile(self, key: str) -> None:
-        binding = self.reader.clean(self.bindings.store.get(key) or {})
+        stored = self.bindings.store.get(key)
+        if stored is None:
+            return
+        binding = models.view(ManagedClusterSetBinding, self.reader.clean(stored))
         if not binding or binding["metadata"].get("deletionTimestamp"):
             return
         bound = self.sets.store.get(bound_set(binding)) is not None
         await set_condition(
             self.api,
             ocm.MANAGED_CLUSTER_SET_BINDING,
-            binding,
+            models.wire(binding),
             clock=self.clock,
             type=wellknown.CLUSTER_SET_BOUND,
             status="True" if bound else "False",
@@ -108,8 +116,9 @@ class DefaultSetsController:
     async def reconcile(self, _: str) -> Result:
         for name, spec in DEFAULT_SETS.items():
             # Ill-typed fields read as absent, so the update below writes them well formed.
-            current = self.reader.clean(self.sets.store.get(name) or {}) or None
-            if current is None:
+            stored = self.sets.store.get(name)
+            current = models.view(ManagedClusterSet, self.reader.clean(stored)) if stored else None
+            if not current:
                 try:
                     await self.api.create(
                         ocm.MANAGED_CLUSTER_SET,
@@ -119,15 +128,15 @@ class DefaultSetsController:
                     if err.code != 409:
                         raise
                 continue
-            annotations = current["metadata"].get("annotations") or {}
+            annotations = current["metadata"].get("annotations", {})
             if annotations.get(wellknown.CLUSTER_SET_AUTOUPDATE_ANNOTATION) == "false":
                 continue
-            if (current.get("spec") or {}).get("clusterSelector") != spec["clusterSelector"]:
+            if current.get("spec", {}).get("clusterSelector") != spec["clusterSelector"]:
                 updated = copy.deepcopy(current)
                 updated.setdefault("spec", {})["clusterSelector"] = copy.deepcopy(
                     spec["clusterSelector"]
                 )
-                await self.api.update(ocm.MANAGED_CLUSTER_SET, updated)
+                await self.api.update(ocm.MANAGED_CLUSTER_SET, models.wire(updated))
         return Result(requeue_after=RESYNC)
 
 
@@ -176,13 +185,14 @@ def add_clusterset_controllers(
         manager.add("default-clustersets-start", _kick(defaults_controller))
 
 
-def bound_set(binding: Obj) -> str:
-    """The set a binding names ('' when it names none, or not as a string)."""
+def bound_set(binding: Mapping[str, Any]) -> str:
+    """The set a binding names ('' when it names none, or not as a string); the binding
+    may be as cached, not read through its schema."""
     found = shapes.mapping(binding.get("spec")).get("clusterSet")
     return found if isinstance(found, str) else ""
 
 
-def _bound_set_index(binding: Obj) -> list[str]:
+def _bound_set_index(binding: Mapping[str, Any]) -> list[str]:
     found = bound_set(binding)
     return [found] if found else []
 

@@ -3,22 +3,27 @@ Override design's ``ExclusiveLabel``)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
-from pyocm.api import cluster_v1beta2, shapes, wellknown
+from pyocm.api import cluster_v1beta2, models, shapes, wellknown
+from pyocm.api.models.cluster_v1beta2 import ManagedClusterSet
 from pyocm.kube import selectors
 from pyocm.runtime.cache import by_label
 from pyocm.runtime.informer import Informer
 
-Obj = dict[str, Any]
+# A set is read here as stored, not through its schema (a selector with parts left out
+# would select more than its writer meant): its spec is read defensively, and matcher
+# refuses a selector with a value of the wrong type.
 
 
 class SelectorError(ValueError):
     """The set's clusterSelector cannot select anything (an unknown type, say)."""
 
 
-def count_members(cluster_set: Obj, clusters: Iterable[Obj], *, match: Any = None) -> int:
+def count_members(
+    cluster_set: ManagedClusterSet, clusters: Iterable[Mapping[str, Any]], *, match: Any = None
+) -> int:
     """How many of ``clusters`` the set selects (its status says no more: no list to
     build and sort for every status rewrite while a fleet joins)."""
     match = match or matcher(cluster_set)
@@ -30,7 +35,7 @@ def label_index(key: str) -> str:
     return f"label:{key}"
 
 
-def selected_names(cluster_set: Obj, clusters: Informer) -> list[str]:
+def selected_names(cluster_set: ManagedClusterSet, clusters: Informer) -> list[str]:
     """The names of the cached clusters the set selects. A set selecting by one label's
     value (the exclusive types, the default set's among them) reads them from a label
     index, added on first use; only a general label selector looks at every cluster."""
@@ -43,7 +48,7 @@ def selected_names(cluster_set: Obj, clusters: Informer) -> list[str]:
     return clusters.store.index_keys(label_index(key), value)
 
 
-def count_selected(cluster_set: Obj, clusters: Informer) -> int:
+def count_selected(cluster_set: ManagedClusterSet, clusters: Informer) -> int:
     """How many cached clusters the set selects (through a label index when it can)."""
     match = matcher(cluster_set)
     exclusive = exclusive_label(cluster_set)
@@ -54,7 +59,7 @@ def count_selected(cluster_set: Obj, clusters: Informer) -> int:
     return clusters.store.index_count(label_index(key), value)
 
 
-def exclusive_label(cluster_set: Obj) -> tuple[str, str] | None:
+def exclusive_label(cluster_set: ManagedClusterSet) -> tuple[str, str] | None:
     """The one label (key, value) that makes a cluster a member, for the exclusive
     selector types; None for a label selector (or a malformed exclusive one)."""
     selector = shapes.mapping(shapes.mapping(cluster_set.get("spec")).get("clusterSelector"))
@@ -69,15 +74,16 @@ def exclusive_label(cluster_set: Obj) -> tuple[str, str] | None:
     return None
 
 
-def labels_of(cluster: Obj) -> dict[str, str]:
+def labels_of(cluster: Mapping[str, Any]) -> dict[str, str]:
+    """Any cached object's labels (another writer may have stored anything there)."""
     labels = shapes.mapping(cluster.get("metadata")).get("labels")
     return labels if isinstance(labels, dict) else {}
 
 
-def matcher(cluster_set: Obj) -> Any:
+def matcher(cluster_set: ManagedClusterSet) -> Any:
     name = cluster_set["metadata"]["name"]
     _well_typed_selector(cluster_set)
-    selector = shapes.mapping(cluster_set.get("spec")).get("clusterSelector") or {}
+    selector = shapes.mapping(shapes.mapping(cluster_set.get("spec")).get("clusterSelector"))
     kind = selector.get("selectorType") or wellknown.SELECTOR_EXCLUSIVE_CLUSTER_SET_LABEL
     if kind == wellknown.SELECTOR_EXCLUSIVE_CLUSTER_SET_LABEL:
         return lambda labels: labels.get(wellknown.CLUSTER_SET_LABEL) == name
@@ -91,7 +97,7 @@ def matcher(cluster_set: Obj) -> Any:
             raise SelectorError(str(err)) from None
         return lambda labels: parsed.matches(labels)
     if kind == wellknown.SELECTOR_EXCLUSIVE_LABEL:
-        exclusive = selector.get("exclusiveLabel") or {}
+        exclusive = shapes.mapping(selector.get("exclusiveLabel"))
         key, value = exclusive.get("key"), exclusive.get("value")
         if not key:
             raise SelectorError("exclusiveLabel.key is required for selectorType ExclusiveLabel")
@@ -99,10 +105,10 @@ def matcher(cluster_set: Obj) -> Any:
     raise SelectorError(f"selectorType {kind!r} is not supported")
 
 
-def _well_typed_selector(cluster_set: Obj) -> None:
+def _well_typed_selector(cluster_set: ManagedClusterSet) -> None:
     """Refuse a selector with a value of the wrong type: left out, a requirement or a
     label would make the set select more clusters than its writer meant."""
-    typed = shapes.well_typed(cluster_set, cluster_v1beta2.MANAGED_CLUSTER_SET.schema)
+    typed = shapes.well_typed(models.wire(cluster_set), cluster_v1beta2.MANAGED_CLUSTER_SET.schema)
     wrong = [p for p in typed.problems if p.startswith((".spec:", ".spec.clusterSelector"))]
     if wrong:
         raise SelectorError("; ".join(wrong))

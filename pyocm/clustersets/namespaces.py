@@ -8,29 +8,33 @@ take turns rewriting the same list.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
-from pyocm.api import cluster_v1, shapes
+from pyocm.api import cluster_v1, models, shapes
 from pyocm.api import kinds as ocm
+from pyocm.api.models.cluster_v1 import ManagedCluster, ManagedClusterStatusManagedNamespace
+from pyocm.api.models.cluster_v1beta2 import ManagedClusterSet
 from pyocm.clustersets.membership import SelectorError, labels_of, matcher, selected_names
 from pyocm.runtime import malformed
 from pyocm.runtime.client import Api
 from pyocm.runtime.events import Recorder
 from pyocm.runtime.informer import Change, Informer
 
-Obj = dict[str, Any]
+Entry = ManagedClusterStatusManagedNamespace
 EVENT_REASON = "ManagedNamespacesUpdated"
 #: The clusters informer's index by the sets their managedNamespaces entries name.
 LISTED_SET_INDEX = "listed-set"
 
 
-def desired_namespaces(cluster: Obj, sets: Iterable[Obj]) -> list[Obj]:
+def desired_namespaces(cluster: ManagedCluster, sets: Iterable[Mapping[str, Any]]) -> list[Entry]:
     """``{name, clusterSet}`` for each namespace of each live set selecting ``cluster``,
-    sorted by set then name (upstream's order)."""
+    sorted by set then name (upstream's order). The sets are as cached, not read through
+    their schema (see :mod:`pyocm.clustersets.membership`)."""
     labels = labels_of(cluster)
-    found = []
-    for cluster_set in sets:
+    found: list[Entry] = []
+    for stored in sets:
+        cluster_set = models.view(ManagedClusterSet, stored)
         if cluster_set["metadata"].get("deletionTimestamp"):
             continue
         try:
@@ -45,33 +49,34 @@ def desired_namespaces(cluster: Obj, sets: Iterable[Obj]) -> list[Obj]:
     return sorted(found, key=lambda e: (e["clusterSet"], e["name"]))
 
 
-def set_namespaces(cluster_set: Obj) -> list[str]:
+def set_namespaces(cluster_set: ManagedClusterSet) -> list[str]:
     """The names in a set's ``spec.managedNamespaces``; entries of the wrong type (another
     writer may have stored anything) are left out."""
     listed = shapes.objects(shapes.mapping(cluster_set.get("spec")).get("managedNamespaces"))
     return [e["name"] for e in listed if isinstance(e.get("name"), str)]
 
 
-def cluster_namespaces(cluster: Obj) -> list[Obj]:
-    """The entries of a cluster's ``status.managedNamespaces`` that are objects."""
+def cluster_namespaces(cluster: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The entries of a cached cluster's ``status.managedNamespaces`` that are objects
+    (the cluster as stored: its entries may hold anything)."""
     return shapes.objects(shapes.mapping(cluster.get("status")).get("managedNamespaces"))
 
 
-def with_conditions(desired: list[Obj], current: list[Obj]) -> list[Obj]:
+def with_conditions(desired: list[Entry], current: list[Entry]) -> list[Entry]:
     """``desired``, each entry keeping the conditions the agent reported for it."""
     reported = {
         (e.get("clusterSet"), e.get("name")): e.get("conditions")
         for e in current
         if e.get("conditions")
     }
-    merged = []
+    merged: list[Entry] = []
     for entry in desired:
         conditions = reported.get((entry["clusterSet"], entry["name"]))
-        merged.append({**entry, "conditions": conditions} if conditions else dict(entry))
+        merged.append({**entry, "conditions": conditions} if conditions else entry.copy())
     return merged
 
 
-def listed_sets(cluster: Obj) -> list[str]:
+def listed_sets(cluster: Mapping[str, Any]) -> list[str]:
     """An index function: the sets a cluster's ``status.managedNamespaces`` names."""
     return sorted(
         {
@@ -89,27 +94,28 @@ class ManagedNamespacesController:
         self.reader = malformed.TypedReader.of(cluster_v1.MANAGED_CLUSTER, recorder=recorder)
 
     async def reconcile(self, name: str) -> None:
-        cluster = await self.reader.read(self.clusters.store.get(name))
+        cluster = models.view(ManagedCluster, await self.reader.read(self.clusters.store.get(name)))
         if cluster is None or cluster["metadata"].get("deletionTimestamp"):
             return
-        current = list(shapes.mapping(cluster.get("status")).get("managedNamespaces") or [])
+        current = list(cluster.get("status", {}).get("managedNamespaces", []))
         wanted = with_conditions(desired_namespaces(cluster, self.sets.store.objects()), current)
         if wanted == current:
             return
-        patch = {
+        patch: ManagedCluster = {
             "metadata": {"resourceVersion": cluster["metadata"]["resourceVersion"]},
             "status": {"managedNamespaces": wanted},
         }
-        await self.api.patch(ocm.MANAGED_CLUSTER, name, patch, subresource="status")
+        await self.api.patch(ocm.MANAGED_CLUSTER, name, models.wire(patch), subresource="status")
         await self.recorder.event(
-            cluster,
+            models.wire(cluster),
             reason=EVENT_REASON,
             note=f'Updated managed namespaces for cluster "{name}" (total: {len(wanted)})',
         )
 
-    def clusters_of_set(self, cluster_set: Obj) -> list[str]:
+    def clusters_of_set(self, stored: Mapping[str, Any]) -> list[str]:
         """Clusters a set change may concern: its members now, and those listing it before
         (both read through indexes, except a label selector's members)."""
+        cluster_set = models.view(ManagedClusterSet, stored)
         set_name = cluster_set["metadata"]["name"]
         listed = self.clusters.store.index_keys(LISTED_SET_INDEX, set_name)
         try:
@@ -127,7 +133,7 @@ def may_change(change: Change) -> bool:
     if change.old is None:
         return True
 
-    def entries(obj: Obj) -> object:
+    def entries(obj: Mapping[str, Any]) -> object:
         return [(e.get("clusterSet"), e.get("name")) for e in cluster_namespaces(obj)]
 
     return bool(
@@ -141,15 +147,15 @@ def set_may_change(change: Change) -> bool:
     its deletion changes. Its status is rewritten as members come and go (once a second
     while a fleet joins); each of those would otherwise look at every cluster."""
 
-    def namespaces(obj: Obj | None) -> object:
-        return set_namespaces(obj) if obj is not None else []
+    def namespaces(obj: Mapping[str, Any] | None) -> object:
+        return set_namespaces(models.view(ManagedClusterSet, obj)) if obj is not None else []
 
     if not (namespaces(change.old) or namespaces(change.new)):
         return False
     if change.old is None or change.new is None:
         return True
 
-    def essence(obj: Obj) -> object:
+    def essence(obj: Mapping[str, Any]) -> object:
         return obj.get("spec"), obj["metadata"].get("deletionTimestamp")
 
     return essence(change.old) != essence(change.new)
