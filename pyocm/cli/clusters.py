@@ -10,13 +10,12 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from pyocm.api import conditions, wellknown
+from pyocm.api import conditions, shapes, wellknown
 from pyocm.api import kinds as ocm
+from pyocm.api.models.cluster_v1 import ManagedCluster
 from pyocm.cli.common import KUBECONFIG_HELP, connect, fail, run
 from pyocm.kube import timefmt
 from pyocm.registration.hub.accept import AcceptError, accept_cluster, find_cluster
-
-Obj = dict[str, Any]
 
 
 def _names(text: str) -> list[str]:
@@ -94,31 +93,32 @@ def get_clusters(
     Console(width=200).print(table)
 
 
-async def _list(kubeconfig: Path | None) -> list[Obj]:
+async def _list(kubeconfig: Path | None) -> list[ManagedCluster]:
     async with connect(kubeconfig) as api:
         return list((await api.list_all(ocm.MANAGED_CLUSTER)).get("items") or [])
 
 
-def cluster_rows(clusters: list[Obj], *, now: datetime) -> list[tuple[str, ...]]:
+def cluster_rows(clusters: list[ManagedCluster], *, now: datetime) -> list[tuple[str, ...]]:
+    """A table row for each of ``clusters`` (as listed: read defensively)."""
     rows: list[tuple[str, ...]] = []
     for cluster in sorted(clusters, key=lambda c: str(c["metadata"]["name"])):
-        status = cluster.get("status") or {}
+        status = shapes.mapping(cluster.get("status"))
         found = status.get("conditions") or []
         rows.append(
             (
                 str(cluster["metadata"]["name"]),
-                str(bool((cluster.get("spec") or {}).get("hubAcceptsClient"))).lower(),
+                str(bool(shapes.mapping(cluster.get("spec")).get("hubAcceptsClient"))).lower(),
                 _state(found, wellknown.CLUSTER_JOINED),
                 _state(found, wellknown.CLUSTER_AVAILABLE),
                 age(cluster["metadata"].get("creationTimestamp"), now=now),
-                str((status.get("version") or {}).get("kubernetes", "")),
+                str(shapes.mapping(status.get("version")).get("kubernetes", "")),
                 str(len(status.get("clusterClaims") or [])),
             )
         )
     return rows
 
 
-def _state(found: list[Obj], type: str) -> str:
+def _state(found: list[dict[str, Any]], type: str) -> str:
     condition = conditions.find(found, type)
     return str(condition.get("status")) if condition else ""
 

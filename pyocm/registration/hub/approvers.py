@@ -9,7 +9,7 @@ approve what an earlier one declined.
 A test add-on's approver, for example::
 
     class HelloApprover:
-        async def review(self, csr: Obj) -> Verdict | None:
+        async def review(self, csr: dict[str, Any]) -> Verdict | None:
             if labels(csr).get(ADDON_NAME_LABEL) != "hello":
                 return None
             return approve("AddonCSRAutoApproved", "Auto approving addon agent certificate.")
@@ -20,7 +20,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-Obj = dict[str, Any]
 #: The condition upstream's approvers write, whoever's rules approved.
 APPROVE_REASON = "AutoApprovedByHubCSRApprovingController"
 
@@ -44,6 +43,9 @@ def approve(event_reason: str, message: str) -> Verdict:
 
 
 class CsrApprover(Protocol):
-    async def review(self, csr: Obj) -> Verdict | None:
-        """A pending CSR's verdict, or None when the CSR is not this approver's."""
+    async def review(self, csr: dict[str, Any]) -> Verdict | None:
+        """A pending CSR's verdict, or None when the CSR is not this approver's.
+
+        ``csr`` is the CertificateSigningRequest as cached, not read through a schema:
+        an approver reads its fields defensively (``pyocm.api.shapes``)."""
         ...

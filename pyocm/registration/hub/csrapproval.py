@@ -29,10 +29,11 @@ import base64
 import binascii
 import copy
 import logging
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
-from pyocm.api import conditions, wellknown
+from pyocm.api import conditions, models, shapes, wellknown
+from pyocm.api.models.certificates_v1 import CertificateSigningRequest
 from pyocm.base.clock import Clock
 from pyocm.kube import kinds, timefmt
 from pyocm.pki.csr import CsrError, read_subject
@@ -43,20 +44,21 @@ from pyocm.runtime.client import Api
 from pyocm.runtime.events import Recorder
 from pyocm.runtime.informer import Informer
 
-Obj = dict[str, Any]
 log = logging.getLogger(__name__)
 CLIENT_SIGNER = "kubernetes.io/kube-apiserver-client"
 __all__ = ["APPROVE_REASON", "CLIENT_SIGNER", "ClusterAgentApprover", "CsrApprovalController"]
 APPROVE_MESSAGE = "Auto approving Managed cluster agent certificate after SubjectAccessReview."
 
 
-def checked_subject(csr: Obj) -> tuple[str, str] | None:
+def checked_subject(csr: Mapping[str, Any]) -> tuple[str, str] | None:
     """(cluster, the request's CN) of a valid cluster-agent CSR, else None.
 
-    The request is parsed, not verified: the API server verified its signature when
-    the CSR was created (upstream's approver only parses it too)."""
-    cluster = ((csr.get("metadata") or {}).get("labels") or {}).get(wellknown.CLUSTER_NAME_LABEL)
-    spec = csr.get("spec") or {}
+    The CSR is as cached or listed, not read through a schema: its fields may hold
+    anything. The request is parsed, not verified: the API server verified its signature
+    when the CSR was created (upstream's approver only parses it too)."""
+    labels = shapes.mapping(shapes.mapping(csr.get("metadata")).get("labels"))
+    cluster = labels.get(wellknown.CLUSTER_NAME_LABEL)
+    spec = shapes.mapping(csr.get("spec"))
     if not cluster or spec.get("signerName") != CLIENT_SIGNER:
         return None
     try:
@@ -86,7 +88,7 @@ class ClusterAgentApprover:
         self.clusters = clusters
         self.auto_approved_users = frozenset(auto_approved_users)
 
-    async def review(self, csr: Obj) -> Verdict | None:
+    async def review(self, csr: dict[str, Any]) -> Verdict | None:
         checked = checked_subject(csr)
         if checked is None:
             return None  # no cluster agent's CSR: another approver's, if any
@@ -97,7 +99,7 @@ class ClusterAgentApprover:
             refusal = renewal_refusal(requester, cluster=cluster, common_name=requested_for)
             if refusal is not None:
                 log.warning("not approving CSR %s: %s", name, refusal)
-            elif await self._renewal_allowed(csr, cluster):
+            elif await self._renewal_allowed(models.view(CertificateSigningRequest, csr), cluster):
                 return approve("ManagedClusterCSRAutoApproved", APPROVE_MESSAGE)
             return DECLINE
         if requester.username in self.auto_approved_users:
@@ -107,9 +109,10 @@ class ClusterAgentApprover:
             log.warning("not approving CSR %s: %s", name, refusal)
         return DECLINE  # a join: the admin's to approve
 
-    async def _renewal_allowed(self, csr: Obj, cluster: str) -> bool:
+    async def _renewal_allowed(self, csr: CertificateSigningRequest, cluster: str) -> bool:
+        # The cluster as cached, not read through its schema.
         managed = self.clusters.store.get(cluster)
-        if managed is None or not (managed.get("spec") or {}).get("hubAcceptsClient"):
+        if managed is None or not shapes.mapping(managed.get("spec")).get("hubAcceptsClient"):
             log.info(
                 "not renewing %s: cluster %s is not accepted", csr["metadata"]["name"], cluster
             )
@@ -132,7 +135,7 @@ class ClusterAgentApprover:
             },
         }
         answer = await self.api.create(kinds.SUBJECT_ACCESS_REVIEW, review)
-        return bool((answer.get("status") or {}).get("allowed"))
+        return bool(shapes.mapping(answer.get("status")).get("allowed"))
 
 
 class CsrApprovalController:
@@ -168,8 +171,8 @@ class CsrApprovalController:
                     await self._approve(csr, verdict)
                 return
 
-    async def _approve(self, csr: Obj, verdict: Verdict) -> None:
-        approved = copy.deepcopy(csr)
+    async def _approve(self, csr: dict[str, Any], verdict: Verdict) -> None:
+        approved = models.view(CertificateSigningRequest, copy.deepcopy(csr))
         listed = approved.setdefault("status", {}).setdefault("conditions", [])
         listed.append(
             {
@@ -180,7 +183,7 @@ class CsrApprovalController:
                 "lastUpdateTime": timefmt.format_time(self.clock.now()),
             }
         )
-        await self.api.update(kinds.CSR, approved, subresource="approval")
+        await self.api.update(kinds.CSR, models.wire(approved), subresource="approval")
         await self.recorder.event(
             csr,
             reason=verdict.event_reason,
@@ -188,6 +191,7 @@ class CsrApprovalController:
         )
 
 
-def _decided(csr: Obj) -> bool:
-    found = (csr.get("status") or {}).get("conditions") or []
+def _decided(csr: Mapping[str, Any]) -> bool:
+    """Whether a cached CSR (not read through a schema) is approved or denied."""
+    found = shapes.mapping(csr.get("status")).get("conditions") or []
     return any(conditions.find(found, kind) is not None for kind in ("Approved", "Denied"))

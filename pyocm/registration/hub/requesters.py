@@ -19,6 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from pyocm.api import shapes
 from pyocm.registration.hub import rbac
 
 BOOTSTRAP_USER_PREFIX = "system:bootstrap:"
@@ -43,7 +44,8 @@ class Requester:
 
     @classmethod
     def of(cls, csr: Mapping[str, Any]) -> Requester:
-        spec = csr.get("spec") or {}
+        """The requester of a CSR as cached or listed (not read through a schema)."""
+        spec = shapes.mapping(csr.get("spec"))
         return cls(str(spec.get("username") or ""), frozenset(spec.get("groups") or ()))
 
     @property

@@ -18,11 +18,13 @@ from __future__ import annotations
 import base64
 import copy
 import logging
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Protocol
 
-from pyocm.api import conditions
+from pyocm.api import conditions, models, shapes
+from pyocm.api.models.certificates_v1 import CertificateSigningRequest
 from pyocm.base.clock import Clock
 from pyocm.kube import kinds, timefmt
 from pyocm.pki import signer
@@ -31,7 +33,6 @@ from pyocm.runtime.client import Api
 from pyocm.runtime.controller import Result
 from pyocm.runtime.informer import Informer
 
-Obj = dict[str, Any]
 log = logging.getLogger(__name__)
 RESERVED_PREFIX = "kubernetes.io/"
 #: How soon a CSR that could not be signed yet (an expired CA, say) is tried again.
@@ -39,8 +40,9 @@ RETRY_SECONDS = 30.0
 
 
 class Signer(Protocol):
-    def sign(self, csr: Obj, *, now: datetime) -> bytes:
-        """The PEM certificate for the approved ``csr``; raises
+    def sign(self, csr: dict[str, Any], *, now: datetime) -> bytes:
+        """The PEM certificate for the approved ``csr`` (as cached, not read through a
+        schema: its fields may hold anything); raises
         :class:`~pyocm.pki.signer.SigningRefused` (never signable: a Failed condition)
         or :class:`~pyocm.pki.signer.SigningError` (not now: tried again)."""
         ...
@@ -54,8 +56,8 @@ class CaSigner:
     ca: CertificateAuthority
     max_ttl: timedelta = timedelta(hours=720)
 
-    def sign(self, csr: Obj, *, now: datetime) -> bytes:
-        spec = csr.get("spec") or {}
+    def sign(self, csr: dict[str, Any], *, now: datetime) -> bytes:
+        spec = shapes.mapping(csr.get("spec"))
         return signer.sign_client_csr(
             self.ca,
             csr_pem=base64.b64decode(spec.get("request") or ""),
@@ -100,10 +102,10 @@ class CsrSigningController:
         csr = self.csrs.store.get(name)
         if csr is None or not _signable(csr):
             return None
-        found = self.registry.get(str((csr.get("spec") or {}).get("signerName")))
+        found = self.registry.get(str(shapes.mapping(csr.get("spec")).get("signerName")))
         if found is None:
             return None
-        signed = copy.deepcopy(csr)
+        signed = models.view(CertificateSigningRequest, copy.deepcopy(csr))
         status = signed.setdefault("status", {})
         try:
             status["certificate"] = base64.b64encode(found.sign(csr, now=self.clock.now())).decode()
@@ -122,14 +124,16 @@ class CsrSigningController:
         except signer.SigningError as err:
             log.warning("cannot sign CSR %s yet: %s", name, err)
             return Result(requeue_after=RETRY_SECONDS)
-        await self.api.update(kinds.CSR, signed, subresource="status")
+        await self.api.update(kinds.CSR, models.wire(signed), subresource="status")
         return None
 
 
-def _signable(csr: Obj) -> bool:
-    found = (csr.get("status") or {}).get("conditions") or []
+def _signable(csr: Mapping[str, Any]) -> bool:
+    """Whether a cached CSR (not read through a schema) is approved and not yet signed."""
+    status = shapes.mapping(csr.get("status"))
+    found = status.get("conditions") or []
     if not conditions.is_true(found, "Approved"):
         return False
     if any(conditions.find(found, kind) is not None for kind in ("Denied", "Failed")):
         return False
-    return not (csr.get("status") or {}).get("certificate")
+    return not status.get("certificate")
