@@ -27,7 +27,8 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from pyocm.api import kinds as ocm
-from pyocm.api import shapes
+from pyocm.api import models, shapes
+from pyocm.api.models.cluster_v1 import ManagedCluster, ManagedClusterSpec
 from pyocm.base.clock import Clock, RealClock
 from pyocm.kube import names
 from pyocm.kube.status import ApiError
@@ -40,7 +41,6 @@ from pyocm.registration.agent.options import AgentOptions
 from pyocm.registration.agent.running import LeaseSchedule, Session, SessionContext
 from pyocm.runtime.client import Api
 
-Obj = dict[str, Any]
 log = logging.getLogger(__name__)
 _AGENT_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
 ID_CLAIM = "id.k8s.io"
@@ -184,7 +184,7 @@ class RegistrationAgent:
                 raise
             await self._create_cluster(api, subject)
             return
-        registered = _claim(cluster, ID_CLAIM)
+        registered = _claim(models.view(ManagedCluster, cluster), ID_CLAIM)
         if registered and registered != self.uid:
             raise AgentError(
                 f'the hub already has a managed cluster "{subject.cluster}" registered by another cluster '
@@ -192,22 +192,23 @@ class RegistrationAgent:
             )
 
     async def _create_cluster(self, api: Api, subject: certs.Subject) -> None:
-        spec: Obj = {"hubAcceptsClient": False}  # Go's agent always sends it (no omitempty)
+        # Go's agent always sends hubAcceptsClient (no omitempty).
+        spec: ManagedClusterSpec = {"hubAcceptsClient": False}
         if self.options.external_server_urls:
             spec["managedClusterClientConfigs"] = [
                 {"url": url} for url in self.options.external_server_urls
             ]
+        body: ManagedCluster = {"metadata": {"name": subject.cluster}, "spec": spec}
         try:
-            await api.create(
-                ocm.MANAGED_CLUSTER, {"metadata": {"name": subject.cluster}, "spec": spec}
-            )
+            await api.create(ocm.MANAGED_CLUSTER, models.wire(body))
         except ApiError as err:
             if err.code != 409:
                 raise
 
 
-def _claim(cluster: Obj, name: str) -> str | None:
-    # Another writer may have stored the status with any types: those read as no claim.
+def _claim(cluster: ManagedCluster, name: str) -> str | None:
+    # The hub's answer, not read through a schema: another writer may have stored the
+    # status with any types, and those read as no claim.
     for claim in shapes.objects(shapes.mapping(cluster.get("status")).get("clusterClaims")):
         if claim.get("name") == name:
             return str(claim.get("value"))

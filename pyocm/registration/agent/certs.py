@@ -22,6 +22,10 @@ from datetime import datetime
 from cryptography import x509
 
 from pyocm.api import wellknown
+from pyocm.api.models.certificates_v1 import (
+    CertificateSigningRequest,
+    CertificateSigningRequestSpec,
+)
 from pyocm.pki import keys
 from pyocm.pki.csr import build_csr, common_name, organizations
 
@@ -57,7 +61,7 @@ class CertificateRequest:
         digest.update(b"\0" + keys.public_key_der(key.public_key()))
         return f"{self.name_prefix}{digest.hexdigest()[:16]}"
 
-    def csr_object(self, key: keys.PrivateKey) -> dict[str, object]:
+    def csr_object(self, key: keys.PrivateKey) -> CertificateSigningRequest:
         """The CertificateSigningRequest to create for ``key``."""
         request = build_csr(
             key,
@@ -65,7 +69,7 @@ class CertificateRequest:
             organizations=self.organizations,
             dns_names=self.dns_names,
         )
-        spec: dict[str, object] = {
+        spec: CertificateSigningRequestSpec = {
             "request": base64.b64encode(request).decode(),
             "signerName": self.signer,
             "usages": list(self.usages),
@@ -146,7 +150,7 @@ def csr_name(subject: Subject, key: keys.PrivateKey) -> str:
 
 def csr_object(
     subject: Subject, key: keys.PrivateKey, *, expiration_seconds: int | None = None
-) -> dict[str, object]:
+) -> CertificateSigningRequest:
     return subject.request(expiration_seconds=expiration_seconds).csr_object(key)
 
 

@@ -14,10 +14,10 @@ import base64
 import contextlib
 import logging
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, Literal
 
-from pyocm.api import conditions
+from pyocm.api import conditions, models, shapes
 from pyocm.base.clock import Clock
 from pyocm.kube import kinds
 from pyocm.kube.status import ApiError
@@ -27,7 +27,6 @@ from pyocm.registration.agent.errors import AgentError
 from pyocm.runtime.client import Api
 from pyocm.runtime.errors import ApiConnectionError
 
-Obj = dict[str, Any]
 log = logging.getLogger(__name__)
 
 
@@ -60,10 +59,11 @@ async def request_certificate(
     storm the waiting agents' reads crowd out the renewals themselves (a 9,500-cluster
     storm went at 32 renewals a second with reads every 8 s at most, 38 with 32 s)."""
     body = request.csr_object(key)
-    name = str(body["metadata"]["name"])  # type: ignore[index]
-    csr: Obj | None = None
+    name = body["metadata"]["name"]
+    # The CSR as the hub answers it, not read through a schema: read defensively.
+    csr: dict[str, Any] | None = None
     try:
-        csr = await api.create(kinds.CSR, body)
+        csr = await api.create(kinds.CSR, models.wire(body))
         log.info("created CSR %s for %s", name, request.common_name)
     except ApiError as err:
         if err.code != 409:
@@ -79,7 +79,7 @@ async def request_certificate(
                     raise
                 # Deleted before it was issued (an admin cleaned up, or the hub's CSR
                 # GC): ask again.
-                csr = await api.create(kinds.CSR, body)
+                csr = await api.create(kinds.CSR, models.wire(body))
         if (pem := waiting.issued(csr)) is not None:
             return pem
         if not watch:
@@ -91,7 +91,7 @@ async def request_certificate(
 
 
 async def _watch_or_pause(
-    api: Api, csr: Obj, waiting: _Waiting, *, clock: Clock, poll: float
+    api: Api, csr: dict[str, Any], waiting: _Waiting, *, clock: Clock, poll: float
 ) -> bytes | None:
     """The certificate, or None to look again: at once after a deletion, after ``poll``
     seconds when the watch ended or failed (a hub shutting down ends every watch at
@@ -115,7 +115,9 @@ async def _watch_or_pause(
     return None
 
 
-async def _watch(api: Api, csr: Obj, waiting: _Waiting) -> bytes | Literal["deleted", "ended"]:
+async def _watch(
+    api: Api, csr: dict[str, Any], waiting: _Waiting
+) -> bytes | Literal["deleted", "ended"]:
     """The certificate once the watch shows it, or how the watch ended without one."""
     events = api.watch(
         kinds.CSR,
@@ -144,9 +146,12 @@ class _Waiting:
         self.on_pending = on_pending
         self.announced: bool | None = None  # the denial state last announced
 
-    def issued(self, csr: Obj) -> bytes | None:
-        found = (csr.get("status") or {}).get("conditions") or []
-        certificate = (csr.get("status") or {}).get("certificate")
+    def issued(self, csr: Mapping[str, Any]) -> bytes | None:
+        """The certificate of ``csr`` (as answered or watched: read defensively) once
+        approved and issued."""
+        status = shapes.mapping(csr.get("status"))
+        found = status.get("conditions") or []
+        certificate = status.get("certificate")
         if conditions.is_true(found, "Approved") and certificate:
             pem = base64.b64decode(certificate)
             chain = certs.load_chain(pem)

@@ -12,15 +12,15 @@ from __future__ import annotations
 import copy
 import logging
 from collections.abc import Mapping
-from typing import Any
 
 from pyocm.api import kinds as ocm
+from pyocm.api import models, shapes
+from pyocm.api.models.cluster_v1 import ManagedCluster
 from pyocm.kube import names
 from pyocm.kube.status import ApiError
 from pyocm.runtime.client import Api
 from pyocm.runtime.errors import ApiConnectionError
 
-Obj = dict[str, Any]
 log = logging.getLogger(__name__)
 PREFIX = "info.open-cluster-management.io/"
 
@@ -43,15 +43,17 @@ def parse_label(text: str) -> tuple[str, str | None]:
     return key, value
 
 
-def relabelled(cluster: Obj, wanted: Mapping[str, str | None]) -> Obj | None:
-    """``cluster`` with the published labels set (None: removed), or None if already so."""
-    labels = dict(cluster["metadata"].get("labels") or {})
+def relabelled(cluster: ManagedCluster, wanted: Mapping[str, str | None]) -> ManagedCluster | None:
+    """``cluster`` (as stored, not read through its schema) with the published labels set
+    (None: removed), or None if already so."""
+    current = shapes.mapping(cluster["metadata"].get("labels"))
+    labels = dict(current)
     for key, value in wanted.items():
         if value is None:
             labels.pop(key, None)
         else:
             labels[key] = value
-    if labels == (cluster["metadata"].get("labels") or {}):
+    if labels == current:
         return None
     updated = copy.deepcopy(cluster)
     updated["metadata"]["labels"] = labels
@@ -66,13 +68,13 @@ class LabelPublisher:
         self.wanted = dict(wanted)
         self.refused: str | None = None
 
-    async def publish(self, api: Api, cluster: Obj) -> None:
+    async def publish(self, api: Api, cluster: ManagedCluster) -> None:
         updated = relabelled(cluster, self.wanted) if self.wanted else None
         if updated is None:
             self.refused = None
             return
         try:
-            await api.update(ocm.MANAGED_CLUSTER, updated)
+            await api.update(ocm.MANAGED_CLUSTER, models.wire(updated))
         except ApiError as err:
             if err.code == 409:
                 return  # the next version of the cluster brings another try

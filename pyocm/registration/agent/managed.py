@@ -13,12 +13,14 @@ from typing import Any, Protocol
 import yaml  # type: ignore[import-untyped,unused-ignore]
 
 from pyocm.api import kinds as ocm
+from pyocm.api import models, shapes
+from pyocm.api.models.cluster_v1alpha1 import ClusterClaim
+from pyocm.api.models.core_v1 import ConfigMap, Namespace, Secret
 from pyocm.kube import kinds
 from pyocm.kube.status import ApiError
 from pyocm.runtime.client import Api
 from pyocm.runtime.errors import ApiConnectionError
 
-Obj = dict[str, Any]
 AGENT_NAMESPACE = "open-cluster-management-agent"
 IDENTITY_CONFIGMAP = "cluster-identity"
 
@@ -46,10 +48,12 @@ class ManagedSide(Protocol):
 
     async def version(self) -> str: ...
 
-    async def nodes(self) -> list[Obj]: ...
+    async def nodes(self) -> list[dict[str, Any]]:
+        """The Nodes, as listed (not read through a schema)."""
+        ...
 
-    async def claims(self) -> list[Obj]:
-        """ClusterClaims (``spec.value``) present on the cluster."""
+    async def claims(self) -> list[dict[str, Any]]:
+        """ClusterClaims (``spec.value``) present on the cluster, as listed."""
         ...
 
     async def ensure_claim(self, name: str, value: str) -> None: ...
@@ -92,17 +96,19 @@ class KubeManagedSide:
             if err.code == 404:
                 return {}
             raise
-        return {key: base64.b64decode(value) for key, value in (secret.get("data") or {}).items()}
+        # Answers are not read through a schema: a null or ill-typed data reads as empty.
+        data = shapes.mapping(secret.get("data"))
+        return {key: base64.b64decode(value) for key, value in data.items()}
 
     async def save_secret(self, name: str, data: dict[str, bytes]) -> None:
         await self._ensure_namespace()
         encoded = {key: base64.b64encode(value).decode() for key, value in data.items()}
-        body: Obj = {
+        body: Secret = {
             "metadata": {"name": name, "namespace": self.namespace},
             "type": "Opaque",
             "data": encoded,
         }
-        await self._put(kinds.SECRET, body)
+        await self._put(kinds.SECRET, models.wire(body))
 
     async def load_bootstrap(self, name: str) -> dict[str, Any] | None:
         data = await self.load_secret(name)
@@ -123,16 +129,18 @@ class KubeManagedSide:
             if err.code == 404:
                 return {}
             raise
-        return dict(found.get("data") or {})
+        return dict(shapes.mapping(found.get("data")))
 
     async def save_identity(self, data: dict[str, str]) -> None:
         await self._ensure_namespace()
-        await self._put(
-            kinds.CONFIGMAP,
-            {"metadata": {"name": IDENTITY_CONFIGMAP, "namespace": self.namespace}, "data": data},
-        )
+        body: ConfigMap = {
+            "metadata": {"name": IDENTITY_CONFIGMAP, "namespace": self.namespace},
+            "data": data,
+        }
+        await self._put(kinds.CONFIGMAP, models.wire(body))
 
-    async def _put(self, kind: kinds.Kind, body: Obj) -> None:
+    async def _put(self, kind: kinds.Kind, body: dict[str, Any]) -> None:
+        """Create or update ``body``, a Secret or a ConfigMap."""
         meta = body["metadata"]
         try:
             current = await self.api.get(kind, meta["name"], namespace=meta["namespace"])
@@ -151,10 +159,10 @@ class KubeManagedSide:
     async def version(self) -> str:
         return str((await self.api.server_version()).get("gitVersion") or "")
 
-    async def nodes(self) -> list[Obj]:
+    async def nodes(self) -> list[dict[str, Any]]:
         return list((await self.api.list_all(kinds.NODE)).get("items") or [])
 
-    async def claims(self) -> list[Obj]:
+    async def claims(self) -> list[dict[str, Any]]:
         try:
             return list((await self.api.list_all(ocm.CLUSTER_CLAIM)).get("items") or [])
         except ApiError as err:
@@ -163,9 +171,9 @@ class KubeManagedSide:
             raise
 
     async def ensure_claim(self, name: str, value: str) -> None:
-        body = {"metadata": {"name": name}, "spec": {"value": value}}
+        body: ClusterClaim = {"metadata": {"name": name}, "spec": {"value": value}}
         try:
-            await self.api.create(ocm.CLUSTER_CLAIM, body)
+            await self.api.create(ocm.CLUSTER_CLAIM, models.wire(body))
         except ApiError as err:
             if err.code not in (404, 409):
                 raise
@@ -180,11 +188,10 @@ class KubeManagedSide:
         except ApiError as err:
             if err.code != 404:
                 raise
-            await self.api.create(
-                kinds.NAMESPACE, {"metadata": {"name": name, "labels": {label: value}}}
-            )
+            namespace: Namespace = {"metadata": {"name": name, "labels": {label: value}}}
+            await self.api.create(kinds.NAMESPACE, models.wire(namespace))
             return
-        if (current["metadata"].get("labels") or {}).get(label) != value:
+        if shapes.mapping(current["metadata"].get("labels")).get(label) != value:
             await self.api.patch(kinds.NAMESPACE, name, {"metadata": {"labels": {label: value}}})
 
     async def health(self) -> tuple[bool, str]:

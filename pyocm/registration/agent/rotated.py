@@ -4,12 +4,12 @@ certificate (upstream writes it only after the secret is saved, ocm-behaviour.md
 from __future__ import annotations
 
 import logging
-from typing import Any
 
 from cryptography import x509
 
 from pyocm.api import kinds as ocm
-from pyocm.api import wellknown
+from pyocm.api import models, wellknown
+from pyocm.api.models.cluster_v1 import ManagedCluster
 from pyocm.base.clock import Clock
 from pyocm.kube.status import ApiError
 from pyocm.registration.agent import certs
@@ -18,12 +18,11 @@ from pyocm.runtime.errors import ApiConnectionError
 from pyocm.runtime.retry import retry_on_conflict
 from pyocm.runtime.status import set_condition
 
-Obj = dict[str, Any]
 log = logging.getLogger(__name__)
 
 
 async def report_rotation(
-    api: Api, cluster: Obj, chain: list[x509.Certificate], *, clock: Clock
+    api: Api, cluster: ManagedCluster, chain: list[x509.Certificate], *, clock: Clock
 ) -> None:
     """Set the condition on ``cluster`` (the agent's last view of it).
 
@@ -34,12 +33,14 @@ async def report_rotation(
     event would."""
     start, end = chain[0].not_valid_before_utc, chain[0].not_valid_after_utc
     name = cluster["metadata"]["name"]
-    view: Obj | None = cluster  # the first attempt costs no read
+    last: ManagedCluster | None = cluster  # the first attempt costs no read
 
     async def attempt() -> None:
-        nonlocal view
-        current = view if view is not None else await api.get(ocm.MANAGED_CLUSTER, name)
-        view = None
+        nonlocal last
+        current = (
+            models.wire(last) if last is not None else await api.get(ocm.MANAGED_CLUSTER, name)
+        )
+        last = None
         await set_condition(
             api,
             ocm.MANAGED_CLUSTER,

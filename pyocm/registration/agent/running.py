@@ -18,9 +18,11 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from pyocm.api import cluster_v1, conditions, shapes, wellknown
+from pyocm.api import cluster_v1, conditions, models, shapes, wellknown
 from pyocm.api import kinds as ocm
 from pyocm.api import schema as s
+from pyocm.api.models.cluster_v1 import ManagedCluster
+from pyocm.api.models.coordination_v1 import Lease
 from pyocm.base.clock import Clock
 from pyocm.kube import kinds, patches, timefmt
 from pyocm.kube.status import ApiError
@@ -37,7 +39,6 @@ from pyocm.runtime import malformed
 from pyocm.runtime.errors import ApiConnectionError
 from pyocm.runtime.informer import Informer
 
-Obj = dict[str, Any]
 log = logging.getLogger(__name__)
 LEASE = "managed-cluster-lease"
 SESSION_CONNECTIONS = 2
@@ -63,17 +64,21 @@ _LEASES = malformed.TypedReader(
 )
 
 
-def renewed_lease(lease: Obj, *, now: datetime) -> Obj:
-    """``lease`` with ``renewTime`` set to ``now``, as upstream's lease updater writes it,
-    and without fields of the wrong type: the agent's renewal is what repairs its lease."""
-    renewed = copy.deepcopy(_LEASES.clean(lease))
-    renewed["spec"] = {**shapes.mapping(renewed.get("spec")), "renewTime": _micro(now)}
+def renewed_lease(lease: dict[str, Any], *, now: datetime) -> Lease:
+    """``lease`` (as the hub answered it) with ``renewTime`` set to ``now``, as upstream's
+    lease updater writes it, and without fields of the wrong type: the agent's renewal is
+    what repairs its lease."""
+    renewed = models.view(Lease, copy.deepcopy(_LEASES.clean(lease)))
+    renewed["spec"] = {**renewed.get("spec", {}), "renewTime": _micro(now)}
     return renewed
 
 
-def lease_seconds(cluster: Obj | None) -> int:
+def lease_seconds(cluster: ManagedCluster | None) -> int:
     """The renewal period: ``leaseDurationSeconds`` if a positive integer, else upstream's 60."""
-    seconds = shapes.mapping((cluster or {}).get("spec")).get("leaseDurationSeconds")
+    if cluster is None:
+        return DEFAULT_LEASE_SECONDS
+    # A caller may hand a cluster not read through its schema: only a positive int counts.
+    seconds = shapes.mapping(cluster.get("spec")).get("leaseDurationSeconds")
     if type(seconds) is not int or seconds <= 0:
         return DEFAULT_LEASE_SECONDS
     return seconds
@@ -110,8 +115,8 @@ class Session:
         self.changed = asyncio.Event()  # for the status loop
         self.lease_changed = asyncio.Event()  # for the lease loop
         #: The cluster as the hub stores it, and as read (fields of the wrong type left out).
-        self.stored: Obj | None = None
-        self.cluster: Obj | None = None
+        self.stored: dict[str, Any] | None = None
+        self.cluster: ManagedCluster | None = None
         self.reader = malformed.TypedReader.of(cluster_v1.MANAGED_CLUSTER)
         self.labels = LabelPublisher(dict(self.options.labels))
         self.reporter = StatusReporter(
@@ -160,9 +165,11 @@ class Session:
         await self.credentials.bootstrap.changed()
         raise Rebootstrap("the bootstrap kubeconfig changed")
 
-    def _seen(self, cluster: Obj | None) -> None:
+    def _seen(self, cluster: dict[str, Any] | None) -> None:
         self.stored = cluster
-        self.cluster = self.reader.clean(cluster) if cluster is not None else None
+        self.cluster = (
+            models.view(ManagedCluster, self.reader.clean(cluster)) if cluster is not None else None
+        )
         self.changed.set()
         self.lease_changed.set()
 
@@ -198,12 +205,12 @@ class Session:
                 self.clock.sleep(self.reporter.retry_after or self.options.healthcheck_period),
             )
 
-    async def _report_once(self, cluster: Obj, stored: Obj) -> None:
+    async def _report_once(self, cluster: ManagedCluster, stored: dict[str, Any]) -> None:
         status = await self.reporter.desired(cluster)
         if status is None:
             self.report("waiting for the hub admin to accept")
             return
-        found = status.get("conditions") or []
+        found = status.get("conditions", [])
         clock_synced = conditions.find(found, wellknown.CLUSTER_CLOCK_SYNCED)
         if clock_synced is not None and clock_synced.get("status") == "False":
             log.warning(
@@ -221,13 +228,13 @@ class Session:
                 ocm.MANAGED_CLUSTER, self.subject.cluster, patch, subresource="status"
             )
         # Labels go on the object as stored: its spec is not the agent's to repair.
-        await self.labels.publish(self.api, stored)
+        await self.labels.publish(self.api, models.view(ManagedCluster, stored))
         available = conditions.is_true(found, wellknown.CLUSTER_AVAILABLE)
         self.report("available" if available else "joined")
 
     async def _renew_lease(self) -> None:
         while True:
-            cluster = self.cluster or {}
+            cluster: ManagedCluster = self.cluster or {}
             seconds = lease_seconds(cluster)
             if conditions.is_true(conditions.of(cluster), wellknown.CLUSTER_HUB_ACCEPTED):
                 # The renewal schedule outlives the session: a rotated certificate starts
@@ -261,7 +268,8 @@ class Session:
         """Renew the lease; False when that failed (and the next session should not wait)."""
         try:
             lease = await self.api.get(kinds.LEASE, LEASE, namespace=self.subject.cluster)
-            await self.api.update(kinds.LEASE, renewed_lease(lease, now=self.clock.now()))
+            renewed = renewed_lease(lease, now=self.clock.now())
+            await self.api.update(kinds.LEASE, models.wire(renewed))
             return True
         except ApiError as err:
             if err.code == 401:

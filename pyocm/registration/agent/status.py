@@ -13,13 +13,17 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from pyocm.api import conditions, shapes, wellknown
+from pyocm.api import conditions, models, shapes, wellknown
+from pyocm.api.models.cluster_v1 import (
+    ManagedCluster,
+    ManagedClusterStatus,
+    ManagedClusterStatusClusterClaim,
+)
 from pyocm.base.clock import Clock
 from pyocm.kube import quantity
 from pyocm.registration.agent.managed import ManagedSide
 from pyocm.registration.agent.namespaces import apply_namespaces
 
-Obj = dict[str, Any]
 FAILURE_THRESHOLD = timedelta(seconds=20)
 FAILURE_RETRY = 5.0
 RESERVED_CLAIMS = (
@@ -36,7 +40,8 @@ class ClaimOptions:
     reserved_suffixes: tuple[str, ...] = ()
 
 
-def sum_resources(nodes: Iterable[Obj], field: str) -> dict[str, str]:
+def sum_resources(nodes: Iterable[dict[str, Any]], field: str) -> dict[str, str]:
+    """The total of ``status.<field>`` over ``nodes`` (as listed: read defensively)."""
     totals: dict[str, list[quantity.Quantity]] = {}
     for node in shapes.objects(list(nodes)):
         for name, value in shapes.mapping(shapes.mapping(node.get("status")).get(field)).items():
@@ -48,9 +53,13 @@ def sum_resources(nodes: Iterable[Obj], field: str) -> dict[str, str]:
     return {name: str(quantity.sum_quantities(values)) for name, values in sorted(totals.items())}
 
 
-def select_claims(claims: Iterable[Obj], options: ClaimOptions) -> tuple[list[Obj], int]:
-    """Reserved claims by name, then custom ones by name up to the cap; and how many were cut."""
-    reserved, custom = [], []
+def select_claims(
+    claims: Iterable[dict[str, Any]], options: ClaimOptions
+) -> tuple[list[ManagedClusterStatusClusterClaim], int]:
+    """Reserved claims by name, then custom ones by name up to the cap; and how many were
+    cut. ``claims`` are ClusterClaims as listed (read defensively)."""
+    reserved: list[ManagedClusterStatusClusterClaim] = []
+    custom: list[ManagedClusterStatusClusterClaim] = []
     for claim in shapes.objects(list(claims)):
         meta = shapes.mapping(claim.get("metadata"))
         spec = claim.get("spec", {})
@@ -59,7 +68,8 @@ def select_claims(claims: Iterable[Obj], options: ClaimOptions) -> tuple[list[Ob
             continue
         if not isinstance(value, str):
             continue  # the hub would refuse the whole status for one ill-typed claim
-        item = {"name": meta.get("name"), "value": value}
+        name_as_listed: Any = meta.get("name")  # the API server requires one; not checked here
+        item: ManagedClusterStatusClusterClaim = {"name": name_as_listed, "value": value}
         name = str(item["name"])
         if name in RESERVED_CLAIMS or any(name.endswith(s) for s in options.reserved_suffixes):
             reserved.append(item)
@@ -85,10 +95,11 @@ class StatusReporter:
         self.retry_after: float | None = None
         self._failing_since: datetime | None = None
 
-    async def desired(self, cluster: Obj) -> Obj | None:
+    async def desired(self, cluster: ManagedCluster) -> ManagedClusterStatus | None:
         """The new status, or None when the cluster is not accepted (nothing to report yet)."""
         # The session reads the cluster through its schema; a status or list of the wrong
-        # type still reads as empty here, so a report writes them well formed.
+        # type still reads as empty here, so a report writes them well formed. The status
+        # is built as a plain dict (conditions.set_condition takes plain conditions).
         status = copy.deepcopy(shapes.mapping(cluster.get("status")))
         found = status["conditions"] = conditions.of({"status": status})
         if not conditions.is_true(found, wellknown.CLUSTER_HUB_ACCEPTED):
@@ -111,7 +122,7 @@ class StatusReporter:
             # lasted FAILURE_THRESHOLD (upstream's 20 s); until then, look again soon.
             self._failing_since = self._failing_since or now
             self.retry_after = FAILURE_RETRY
-            return status
+            return models.view(ManagedClusterStatus, status)
         if healthy:
             conditions.set_condition(
                 found,
@@ -130,7 +141,7 @@ class StatusReporter:
                 message=f"The kube-apiserver is not ok, {detail}",
                 now=now,
             )
-            return status
+            return models.view(ManagedClusterStatus, status)
         nodes = await self.managed.nodes()
         status["version"] = {"kubernetes": await self.managed.version()}
         capacity = sum_resources(nodes, "capacity")
@@ -153,4 +164,4 @@ class StatusReporter:
             ],
             now=now,
         )
-        return status
+        return models.view(ManagedClusterStatus, status)
