@@ -11,6 +11,7 @@ from typing import Any, TypeVar
 import typer
 
 from pyocm.api import kinds as ocm
+from pyocm.api.models.cluster_v1beta2 import ManagedClusterSet, ManagedClusterSetBinding
 from pyocm.cli.common import KUBECONFIG_HELP, connect, fail, run
 from pyocm.clustersets import admin
 from pyocm.kube import names
@@ -115,7 +116,8 @@ def unbind(
 def get_clustersets(kubeconfig: Path = _kubeconfig()) -> None:
     """Show every set with its bound namespaces and status."""
 
-    async def load(api: Api) -> tuple[list[Any], list[Any]]:
+    async def load(api: Api) -> tuple[list[ManagedClusterSet], list[ManagedClusterSetBinding]]:
+        # As listed, not read through a schema: admin.tree reads them defensively.
         sets = await api.list_all(ocm.MANAGED_CLUSTER_SET)
         bindings = await api.list_all(ocm.MANAGED_CLUSTER_SET_BINDING)
         return list(sets.get("items") or []), list(bindings.get("items") or [])

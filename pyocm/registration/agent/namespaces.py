@@ -16,7 +16,6 @@ from pyocm.kube.status import ApiError
 from pyocm.registration.agent.managed import ManagedSide
 from pyocm.runtime.errors import ApiConnectionError
 
-Obj = dict[str, Any]
 log = logging.getLogger(__name__)
 LABEL_PREFIX = "clusterset.open-cluster-management.io/"
 NAMESPACE_AVAILABLE = "NamespaceAvailable"
@@ -33,13 +32,15 @@ def hub_label(server: str) -> str:
 
 
 async def apply_namespaces(
-    managed: ManagedSide, *, label: str, entries: list[Obj], now: datetime
-) -> list[Obj]:
+    managed: ManagedSide, *, label: str, entries: list[dict[str, Any]], now: datetime
+) -> list[dict[str, Any]]:
     """Make each listed namespace exist and be labelled; answer the entries with their
-    ``NamespaceAvailable`` condition."""
+    ``NamespaceAvailable`` condition. The entries are plain dicts, not the typed model:
+    they are the status's entries with only their ``name`` checked, and their conditions
+    go through :func:`conditions.set_condition`, which takes plain conditions."""
     reported = copy.deepcopy(entries)
     for entry in reported:
-        found: list[Obj] = entry.setdefault("conditions", [])
+        found: list[dict[str, Any]] = entry.setdefault("conditions", [])
         try:
             await managed.label_namespace(str(entry["name"]), label=label, value="true")
         except (ApiError, ApiConnectionError) as err:
