@@ -48,7 +48,12 @@ class FieldError:
     value: Any = _NO_VALUE
 
     def message(self) -> str:
-        parts = [f"{self.field}: {self.type.label}" if self.field else self.type.label]
+        """apimachinery's ``Error()``: the field, then :meth:`body`."""
+        return f"{self.field}: {self.body()}" if self.field else self.body()
+
+    def body(self) -> str:
+        """apimachinery's ``ErrorBody()``: what went wrong, without the field."""
+        parts = [self.type.label]
         # As apimachinery's ErrorBody: these kinds never echo the value (a too-long
         # value may be a secret, or megabytes).
         if self.value is not _NO_VALUE and self.type not in (
@@ -62,7 +67,9 @@ class FieldError:
         return ": ".join(parts)
 
     def cause(self) -> dict[str, str]:
-        return {"reason": self.type.reason, "message": self.message(), "field": self.field}
+        # As apimachinery's NewInvalid: the cause's message is the body, and the field
+        # stands beside it (kubectl prints "field: message").
+        return {"reason": self.type.reason, "message": self.body(), "field": self.field}
 
 
 def required(field: str, detail: str = "") -> FieldError:
