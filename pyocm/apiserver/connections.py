@@ -40,6 +40,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from aiohttp import web
+from cryptography import x509
 
 from pyocm.apiserver.authentication.authenticator import ClientCertificate, client_certificate
 from pyocm.apiserver.config import ServerConfig
@@ -346,11 +347,12 @@ class GuardedHandler(web.RequestHandler):
         waiter = self._waiter
         return waiter is not None and not waiter.done()
 
-    def certificate(self) -> ClientCertificate | None:
+    def certificate(self, issuer: x509.Certificate) -> ClientCertificate | None:
         """The client certificate, read once: it cannot change within a connection (the
-        hub allows no renegotiation), and reading it costs a decode of the certificate."""
+        hub allows no renegotiation), and reading it costs a decode of the certificate.
+        ``issuer`` is the client CA, the same for every request."""
         if not self._certificate_read:
-            self._certificate = _read_certificate(self.transport)
+            self._certificate = _read_certificate(self.transport, issuer)
             self._certificate_read = True
         return self._certificate
 
@@ -410,16 +412,26 @@ class GuardedHandler(web.RequestHandler):
             self.force_close()
 
 
-def _read_certificate(transport: asyncio.BaseTransport | None) -> ClientCertificate | None:
-    return client_certificate(transport.get_extra_info("peercert") if transport else None)
+def _read_certificate(
+    transport: asyncio.BaseTransport | None, issuer: x509.Certificate
+) -> ClientCertificate | None:
+    if transport is None:
+        return None
+    tls = transport.get_extra_info("ssl_object")
+    if tls is None:
+        return None
+    return client_certificate(
+        tls.getpeercert(), tls.getpeercert(binary_form=True), issuer=issuer
+    )
 
 
-def certificate(request: web.BaseRequest) -> ClientCertificate | None:
-    """The request's client certificate, as its connection first read it."""
+def certificate(request: web.BaseRequest, issuer: x509.Certificate) -> ClientCertificate | None:
+    """The request's client certificate, as its connection first read it, checked
+    against ``issuer``, the client CA."""
     handler = request.protocol
     if isinstance(handler, GuardedHandler):
-        return handler.certificate()
-    return _read_certificate(request.transport)
+        return handler.certificate(issuer)
+    return _read_certificate(request.transport, issuer)
 
 
 def authenticated(request: web.BaseRequest) -> None:

@@ -20,7 +20,7 @@ from typing import Any
 
 from aiohttp import web
 
-from pyocm.apiserver import admission_plugins, connections, pkifiles, seed
+from pyocm.apiserver import admission_plugins, connections, pkifiles, seed, tlsdefer
 from pyocm.apiserver.admission import ocm
 from pyocm.apiserver.admission.chain import Chain
 from pyocm.apiserver.apiextensions.controller import CrdController
@@ -157,11 +157,12 @@ class HubServer:
         ctx.load_cert_chain(str(pki.serving_cert), str(pki.serving_key))
         ctx.load_verify_locations(cadata=pki.ca.cert_pem.decode())
         ctx.verify_mode = ssl.CERT_OPTIONAL
-        # OpenSSL verifies the chain; the authenticator checks the validity window, so
-        # an expired or not-yet-valid certificate is answered 401 as kube-apiserver's
-        # x509 authenticator does (a reset handshake tells a client nothing). Python's
-        # ssl has no verify callback, so a certificate from an unknown CA still fails
-        # the handshake.
+        # The authenticator checks the validity window and the issuer, so an expired,
+        # not-yet-valid or unknown-CA certificate is answered 401 as kube-apiserver's
+        # x509 authenticator does (a reset handshake tells a client nothing): OpenSSL
+        # skips the window, and tlsdefer's verify callback lets "no trusted issuer"
+        # through (when it can be installed safely; otherwise such a certificate still
+        # fails the handshake). Every other chain error fails the handshake.
         ctx.verify_flags |= X509_V_FLAG_NO_CHECK_TIME
         # A connection's certificate is read once (connections.py): none may change it.
         ctx.options |= ssl.OP_NO_RENEGOTIATION
@@ -170,6 +171,7 @@ class HubServer:
         # included) again, 40 % of the hub's CPU for a new connection (3.1 -> 1.85 ms).
         ctx.num_tickets = 0
         ctx.set_alpn_protocols(["http/1.1"])
+        tlsdefer.defer_unknown_issuer(ctx)
         return ctx
 
     def _write_admin_kubeconfig(self, pki: pkifiles.HubPki) -> None:

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 from cryptography import x509
-from cryptography.hazmat.primitives import hashes, hmac
+from cryptography.hazmat.primitives import hashes, hmac, serialization
 from cryptography.x509.oid import NameOID
 
 from pyocm.pki import jwt, keys
@@ -119,6 +119,77 @@ async def test_an_out_of_date_certificate_gets_401_not_a_reset_handshake(
                 assert code == 401, (path, code, body)
             else:
                 assert is_unauthorized(code, body), (path, code, body)
+    finally:
+        await caller.close()
+
+
+def _self_signed_admin() -> tuple[bytes, bytes]:
+    """A self-signed client certificate naming the hub's admin: no CA at all."""
+    key = keys.generate_private_key()
+    name = x509.Name(
+        [
+            x509.NameAttribute(NameOID.ORGANIZATION_NAME, MASTERS[0]),
+            x509.NameAttribute(NameOID.COMMON_NAME, "admin"),
+        ]
+    )
+    now = datetime.now(UTC)
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - timedelta(minutes=5))
+        .not_valid_after(now + timedelta(hours=1))
+        .add_extension(x509.ExtendedKeyUsage([x509.oid.ExtendedKeyUsageOID.CLIENT_AUTH]), critical=False)
+        .sign(key, hashes.SHA256())
+    )
+    return cert.public_bytes(serialization.Encoding.PEM), keys.private_key_to_pem(key)
+
+
+def _untrusted_certificate(hub: HubProcess, case: str) -> tuple[bytes, bytes]:
+    if case == "self-signed":
+        return _self_signed_admin()
+    return _bad_certificate(hub, case)
+
+
+@pytest.mark.parametrize("case", ["unknown CA", "CA with the hub CA's name", "self-signed"])
+async def test_an_unknown_ca_certificate_gets_401_not_a_reset_handshake(
+    hub: HubProcess, tmp_path: Path, case: str
+) -> None:
+    """As kube-apiserver, which requests the certificate and verifies it in its x509
+    authenticator: the handshake completes and every request is answered Unauthorized,
+    never with data and never as anonymous (cluster-info and /version are public)."""
+    cert, key = _untrusted_certificate(hub, case)
+    caller = Caller(hub, cert=_write(tmp_path, "stranger", cert, key))
+    try:
+        for path in (SECRETS, CLUSTER_INFO, "/version"):
+            code, body = await caller.request("GET", path)
+            if path == "/version":
+                assert code == 401, (path, code, body)
+            else:
+                assert is_unauthorized(code, body), (path, code, body)
+        code, body = await caller.request("POST", REVIEW, body=REVIEW_BODY)
+        assert is_unauthorized(code, body), (code, body)
+    finally:
+        await caller.close()
+
+
+@pytest.mark.parametrize("case", ["unknown CA", "CA with the hub CA's name", "expired"])
+async def test_a_failed_certificate_with_a_valid_token_is_the_token_user(
+    hub: HubProcess, admin: Client, tmp_path: Path, unique: str, case: str
+) -> None:
+    """kube's union of authenticators: the certificate fails, the bearer token then
+    authenticates the request; never the certificate's user."""
+    await _service_account(admin, f"union-{unique}")
+    token = await _requested_token(admin, f"union-{unique}")
+    cert, key = _bad_certificate(hub, case)
+    caller = Caller(hub, cert=_write(tmp_path, "stranger", cert, key), authorization=f"Bearer {token}")
+    try:
+        code, body = await caller.request("POST", REVIEW, body=REVIEW_BODY)
+        assert code == 201, (code, body)
+        assert body["status"]["userInfo"]["username"] == f"system:serviceaccount:default:union-{unique}"
+        assert "system:masters" not in body["status"]["userInfo"].get("groups", [])
     finally:
         await caller.close()
 

@@ -15,6 +15,7 @@ only. A token bound to a Secret, Pod or Node dies with that object, as kube's
 from __future__ import annotations
 
 import base64
+import functools
 import hmac
 import math
 import re
@@ -24,6 +25,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
+
+from cryptography import x509
+from cryptography.exceptions import InvalidSignature
 
 from pyocm.apiserver.authentication import user as users
 from pyocm.apiserver.registry import codec
@@ -196,12 +200,16 @@ def _b64(value: Any) -> str:
 
 @dataclass(frozen=True, slots=True)
 class ClientCertificate:
-    """What a connection's client certificate says, read once per connection (the TLS
-    layer verified its chain against the client CA, but not its validity window:
-    ``X509_V_FLAG_NO_CHECK_TIME``, so that an out-of-date certificate gets a 401 rather
-    than a reset handshake)."""
+    """What a connection's client certificate says, read once per connection.
 
-    user: users.UserInfo | None  # None: the certificate names no user (no CN)
+    The TLS layer checks neither its validity window (``X509_V_FLAG_NO_CHECK_TIME``) nor,
+    when ``tlsdefer``'s callback is installed, that its chain reaches a trusted CA, so
+    that such a certificate gets a 401 rather than a reset handshake, as from
+    kube-apiserver. Both are checked here: an untrusted certificate (``user`` None,
+    empty window) never authenticates and is never taken for anonymous.
+    """
+
+    user: users.UserInfo | None  # None: the certificate names no user (no CN), or untrusted
     not_before: float
     not_after: float
 
@@ -209,10 +217,20 @@ class ClientCertificate:
         return self.not_before <= now <= self.not_after
 
 
-def client_certificate(peercert: dict[str, Any] | None) -> ClientCertificate | None:
-    """The verified certificate ``SSLObject.getpeercert()`` gives, or None without one."""
-    if not peercert:
+#: A presented certificate that must fail: a window nobody is inside, no user.
+UNTRUSTED = ClientCertificate(user=None, not_before=math.inf, not_after=-math.inf)
+
+
+def client_certificate(
+    peercert: dict[str, Any] | None, der: bytes | None, *, issuer: x509.Certificate
+) -> ClientCertificate | None:
+    """The certificate ``SSLObject.getpeercert()`` gives (and ``der``, its binary form),
+    or None without one. Unless ``issuer`` (the client CA) signed it directly, it is
+    :data:`UNTRUSTED`: the handshake may have let an unknown CA's certificate through."""
+    if not peercert and not der:
         return None
+    if not peercert or not der or not _issued_by(der, issuer):
+        return UNTRUSTED
     try:
         not_before = float(ssl.cert_time_to_seconds(peercert["notBefore"]))
         not_after = float(ssl.cert_time_to_seconds(peercert["notAfter"]))
@@ -221,6 +239,18 @@ def client_certificate(peercert: dict[str, Any] | None) -> ClientCertificate | N
     return ClientCertificate(
         user=_from_peercert(peercert), not_before=not_before, not_after=not_after
     )
+
+
+@functools.lru_cache(maxsize=1024)
+def _issued_by(der: bytes, issuer: x509.Certificate) -> bool:
+    """Whether ``issuer`` signed the DER certificate (its name and signature); cached, as
+    an agent reconnects with the same certificate and a signature check costs more than
+    the lookup."""
+    try:
+        x509.load_der_x509_certificate(der).verify_directly_issued_by(issuer)
+    except (ValueError, TypeError, InvalidSignature):
+        return False
+    return True
 
 
 def _from_peercert(cert: dict[str, Any]) -> users.UserInfo | None:

@@ -115,7 +115,7 @@ async def _handle(
     started: float,
 ) -> web.StreamResponse:
     user = await state.authenticator.authenticate(
-        certificate=connections.certificate(request),
+        certificate=connections.certificate(request, state.ca.certificate),
         authorization=request.headers.get("Authorization"),
     )
     if user is None:
