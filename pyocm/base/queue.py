@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import deque
+from collections.abc import Awaitable, Callable
 
 from pyocm.base.clock import Clock, RealClock
 from pyocm.base.metrics import QueueStats
@@ -89,6 +90,19 @@ class WorkQueue:
         if key in self._dirty:
             self._queue.append(key)
             self._ready.set()
+
+    async def serve(self, process: Callable[[str], Awaitable[None]]) -> None:
+        """One worker: hand each key to ``process`` until the queue shuts down, marking
+        it done whatever ``process`` did (raised, or was cancelled)."""
+        while True:
+            try:
+                key = await self.get()
+            except ShutDown:
+                return
+            try:
+                await process(key)
+            finally:
+                self.done(key)
 
     def add_after(self, key: str, delay: float) -> None:
         if self._shutting_down:

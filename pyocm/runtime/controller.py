@@ -18,7 +18,7 @@ from typing import Any
 
 from pyocm.base import metrics
 from pyocm.base.clock import Clock, RealClock
-from pyocm.base.queue import ShutDown, WorkQueue
+from pyocm.base.queue import WorkQueue
 from pyocm.kube.status import ApiError
 from pyocm.runtime.cache import key_of
 from pyocm.runtime.informer import Change, Informer
@@ -102,15 +102,7 @@ class Controller:
             await asyncio.gather(*workers, return_exceptions=True)
 
     async def _work(self) -> None:
-        while True:
-            try:
-                key = await self.queue.get()
-            except ShutDown:
-                return
-            try:
-                await self.process(key)
-            finally:
-                self.queue.done(key)
+        await self.queue.serve(self.process)
 
     async def process(self, key: str) -> None:
         """Reconcile one key, schedule what its outcome asks for, and count it

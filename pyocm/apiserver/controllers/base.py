@@ -16,7 +16,7 @@ from collections.abc import Awaitable, Callable
 from pyocm.apiserver.authentication.user import MASTERS, UserInfo
 from pyocm.base import metrics
 from pyocm.base.clock import Clock
-from pyocm.base.queue import ShutDown, WorkQueue
+from pyocm.base.queue import WorkQueue
 from pyocm.kube import status
 
 SYSTEM = UserInfo(name="system:kube-controller-manager", groups=(MASTERS,))
@@ -61,15 +61,7 @@ class KeyedLoop:
             await asyncio.gather(self._task, return_exceptions=True)
 
     async def _run(self) -> None:
-        while True:
-            try:
-                key = await self.queue.get()
-            except ShutDown:
-                return
-            try:
-                await self._process(key)
-            finally:
-                self.queue.done(key)
+        await self.queue.serve(self._process)
 
     async def _process(self, key: str) -> None:
         started = time.perf_counter()
