@@ -19,12 +19,16 @@ drops what is cached (a CRD informer's handler may call it on every change).
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable, Hashable
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from pyocm.base.clock import Clock, RealClock
 from pyocm.kube.kinds import Kind
 from pyocm.runtime import discovery
 from pyocm.runtime.discovery import APIResource, Requester
+
+_K = TypeVar("_K", bound=Hashable)
 
 
 class NoKindMatchError(LookupError):
@@ -105,29 +109,38 @@ class RESTMapper:
 
     async def _version(self, group: str, version: str, *, stale: _Read | None) -> _Read:
         """The cached read of ``group/version``, read (again) when missing or ``stale``."""
-        key = (group, version)
-        read = self._versions.get(key)
-        if read is not None and read is not stale:
-            return read
-        async with self._lock(key):
-            read = self._versions.get(key)
-            if read is None or read is stale:
-                found = await discovery.resources(self._api, group=group, version=version)
-                read = _Read(self._clock.monotonic(), resources=found or {})
-                self._versions[key] = read
-        return read
+
+        async def read() -> _Read:
+            found = await discovery.resources(self._api, group=group, version=version)
+            return _Read(self._clock.monotonic(), resources=found or {})
+
+        return await self._cached(self._versions, (group, version), stale=stale, read=read)
 
     async def _group(self, group: str, *, stale: _Read | None) -> _Read:
-        read = self._groups.get(group)
-        if read is not None and read is not stale:
-            return read
-        async with self._lock(group):
-            read = self._groups.get(group)
-            if read is None or read is stale:
-                preferred = await discovery.preferred_version(self._api, group=group)
-                read = _Read(self._clock.monotonic(), preferred=preferred)
-                self._groups[group] = read
-        return read
+        async def read() -> _Read:
+            preferred = await discovery.preferred_version(self._api, group=group)
+            return _Read(self._clock.monotonic(), preferred=preferred)
+
+        return await self._cached(self._groups, group, stale=stale, read=read)
+
+    async def _cached(
+        self,
+        cache: dict[_K, _Read],
+        key: _K,
+        *,
+        stale: _Read | None,
+        read: Callable[[], Awaitable[_Read]],
+    ) -> _Read:
+        """``cache[key]``, read when missing or ``stale``; tasks missing together share
+        one read (the second finds the first's under the lock)."""
+        found = cache.get(key)
+        if found is not None and found is not stale:
+            return found
+        async with self._lock(key):
+            found = cache.get(key)
+            if found is None or found is stale:
+                found = cache[key] = await read()
+        return found
 
     def _lock(self, key: object) -> asyncio.Lock:
         return self._locks.setdefault(key, asyncio.Lock())
