@@ -17,6 +17,7 @@ from pyocm.kube.kinds import CRD, Kind
 from pyocm.kube.status import ApiError
 from pyocm.runtime.client import Api
 from pyocm.testing import HubProcess
+from tests.support import eventually
 
 Obj = dict[str, Any]
 
@@ -156,8 +157,16 @@ async def test_user_crd_lifecycle(hub: HubProcess, api: Api, unique: str) -> Non
             break
         await asyncio.sleep(0.05)
     assert await reason() == "InstanceDeletionInProgress"
-    with pytest.raises(ApiError):
-        await api.get(v1, "w1", namespace="default")
+
+    async def w1_gone() -> bool:
+        # The condition is set before the instances are deleted: wait for the delete itself.
+        try:
+            await api.get(v1, "w1", namespace="default")
+        except ApiError as err:
+            return err.code == 404
+        return False
+
+    await eventually(w1_gone, timeout=10)
     await api.patch(v1, "w2", {"metadata": {"finalizers": None}}, namespace="default")
     for _ in range(100):
         try:
