@@ -24,4 +24,8 @@ PLACEMENT = _ocm(_CLUSTER, "v1beta1", "Placement")
 PLACEMENT_DECISION = _ocm(_CLUSTER, "v1beta1", "PlacementDecision")
 MANAGED_CLUSTER_ADDON = _ocm(_ADDON, "v1beta1", "ManagedClusterAddOn")
 CLUSTER_MANAGEMENT_ADDON = _ocm(_ADDON, "v1beta1", "ClusterManagementAddOn")
-MANIFEST_WORK = _ocm("work.open-cluster-management.io", "v1", "ManifestWork")
+_WORK = "work.open-cluster-management.io"
+
+MANIFEST_WORK = _ocm(_WORK, "v1", "ManifestWork")
+APPLIED_MANIFEST_WORK = _ocm(_WORK, "v1", "AppliedManifestWork")
+MANIFEST_WORK_REPLICA_SET = _ocm(_WORK, "v1alpha1", "ManifestWorkReplicaSet")

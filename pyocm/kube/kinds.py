@@ -54,3 +54,21 @@ SUBJECT_ACCESS_REVIEW = Kind(
 SELF_SUBJECT_ACCESS_REVIEW = Kind(
     "authorization.k8s.io", "v1", "SelfSubjectAccessReview", "selfsubjectaccessreviews", False
 )
+
+# Workload and service kinds: served by every pyocm API server (so an embedded managed
+# cluster can hold what a ManifestWork or an add-on agent deploys), and given simulated
+# status there, since no kubelet runs.
+POD = Kind("", "v1", "Pod", "pods", True)
+SERVICE = Kind("", "v1", "Service", "services", True)
+ENDPOINTS = Kind("", "v1", "Endpoints", "endpoints", True)
+PERSISTENT_VOLUME_CLAIM = Kind("", "v1", "PersistentVolumeClaim", "persistentvolumeclaims", True)
+DEPLOYMENT = Kind("apps", "v1", "Deployment", "deployments", True)
+REPLICA_SET = Kind("apps", "v1", "ReplicaSet", "replicasets", True)
+STATEFUL_SET = Kind("apps", "v1", "StatefulSet", "statefulsets", True)
+DAEMON_SET = Kind("apps", "v1", "DaemonSet", "daemonsets", True)
+CONTROLLER_REVISION = Kind("apps", "v1", "ControllerRevision", "controllerrevisions", True)
+JOB = Kind("batch", "v1", "Job", "jobs", True)
+CRON_JOB = Kind("batch", "v1", "CronJob", "cronjobs", True)
+POD_DISRUPTION_BUDGET = Kind("policy", "v1", "PodDisruptionBudget", "poddisruptionbudgets", True)
+NETWORK_POLICY = Kind("networking.k8s.io", "v1", "NetworkPolicy", "networkpolicies", True)
+INGRESS = Kind("networking.k8s.io", "v1", "Ingress", "ingresses", True)
