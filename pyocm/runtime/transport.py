@@ -116,17 +116,17 @@ class Transport:
         params: Mapping[str, str] | None = None,
         body: Any = None,
         content_type: str = "application/json",
+        headers: Mapping[str, str] | None = None,
     ) -> Any:
         """Send one request and return the decoded JSON answer, raising
-        :class:`~pyocm.kube.status.ApiError` for a failure answer."""
+        :class:`~pyocm.kube.status.ApiError` for a failure answer. ``headers`` are sent
+        as well (``Impersonate-User`` for one request, say)."""
         content = None
-        headers: dict[str, str] = {}
+        sent = dict(headers or {})
         if body is not None:
             content = orjson.dumps(body)
-            headers["Content-Type"] = content_type
-        async with self.open(
-            method, target, params=params, data=content, headers=headers
-        ) as answer:
+            sent["Content-Type"] = content_type
+        async with self.open(method, target, params=params, data=content, headers=sent) as answer:
             status, reason, data = answer.status, answer.reason, await answer.read()
         if status >= 300:
             raise api_error(status, data, reason)
