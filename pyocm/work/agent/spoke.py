@@ -24,7 +24,7 @@ from __future__ import annotations
 from typing import Any, Literal, Protocol
 
 from pyocm.kube.kinds import Kind
-from pyocm.runtime.client import Api
+from pyocm.runtime.client import Api, path
 from pyocm.runtime.restmapper import RESTMapper
 
 Obj = dict[str, Any]
@@ -61,6 +61,13 @@ class SpokeClient(Protocol):
         uid: str | None = None,
         propagation: Propagation | None = None,
     ) -> None: ...
+
+    async def dry_run_create_as(self, kind: Kind, obj: Obj, *, user: str) -> Obj:
+        """Create ``obj`` with ``dryRun=All`` as ``user`` (impersonated: a service
+        account's groups are implied), storing nothing. 403 when ``user`` may not, RBAC's
+        escalation guard included; 409 AlreadyExists when the object exists. The work
+        agent asks this before applying RBAC objects for a work's executor."""
+        ...
 
 
 class KubeSpoke:
@@ -99,3 +106,15 @@ class KubeSpoke:
         propagation: Propagation | None = None,
     ) -> None:
         await self.api.delete(kind, name, namespace=namespace, uid=uid, propagation=propagation)
+
+    async def dry_run_create_as(self, kind: Kind, obj: Obj, *, user: str) -> Obj:
+        meta = obj.get("metadata")
+        namespace = meta.get("namespace") if isinstance(meta, dict) else None
+        answer = await self.api.request(
+            "POST",
+            path(kind, namespace=namespace),
+            params={"dryRun": "All"},
+            body=obj,
+            headers={"Impersonate-User": user},
+        )
+        return answer if isinstance(answer, dict) else {}
