@@ -77,6 +77,9 @@ class ServerConfig:
     #: Most connections open at once; 0 derives it from the open-file limit, keeping a
     #: reserve for the database, the logs and the in-process controllers.
     max_connections: int = 0
+    #: Most bytes a ManifestWork's manifests may take together (upstream's work webhook
+    #: ``--manifestLimit``, 500 KiB by default).
+    manifest_limit: int = 500 * 1024
 
     def __post_init__(self) -> None:
         if not 0 < self.watch_bookmark_interval <= 60:
@@ -86,6 +89,8 @@ class ServerConfig:
                 raise ValueError(f"{name} must be more than 0 seconds")
         if self.max_connections < 0:
             raise ValueError("max_connections must be 0 (derived) or more")
+        if self.manifest_limit <= 0:
+            raise ValueError("manifest_limit must be more than 0 bytes")
 
     @property
     def storage_url(self) -> str:

@@ -90,6 +90,13 @@ def hub(
         min=0,
         help="Most open connections; 0 derives it from the open-file limit.",
     ),
+    manifest_limit: int = typer.Option(
+        500 * 1024,
+        "--manifest-limit",
+        "--manifestLimit",
+        min=1,
+        help="Most bytes a ManifestWork's manifests may take together (upstream's work webhook flag).",
+    ),
     log_level: str = typer.Option("INFO", "--log-level"),
 ) -> None:
     """Run a hub API server in the foreground until Ctrl-C or SIGTERM."""
@@ -116,6 +123,7 @@ def hub(
         read_header_timeout=read_header_timeout,
         unauthenticated_idle_timeout=unauthenticated_idle_timeout,
         max_connections=max_connections,
+        manifest_limit=manifest_limit,
     )
     options = None
     if controllers:
