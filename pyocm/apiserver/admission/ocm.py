@@ -4,7 +4,8 @@ Upstream runs these as webhooks beside kube-apiserver (``pkg/registration/webhoo
 a pyocm hub has them in its chain, with upstream's messages, so OCM tools see the same
 answers. They apply to ``cluster.open-cluster-management.io`` ManagedClusters and
 ManagedClusterSetBindings; permission checks ask the hub's authorizer for the
-requesting user, as the webhooks' SubjectAccessReviews do.
+requesting user, as the webhooks' SubjectAccessReviews do. The work webhook's rules
+for ManifestWorks are in :mod:`pyocm.apiserver.admission.work`.
 
 pyocm addition (issue 4): a ManagedCluster's ``id.k8s.io`` claim, once reported, may
 not change, so a second, different cluster cannot take over a registered name.
@@ -19,6 +20,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from pyocm.apiserver.admission import work
 from pyocm.apiserver.admission.chain import BasePlugin, Operation, Plugin, Request
 from pyocm.apiserver.authorization import authorizer
 from pyocm.apiserver.authorization.attributes import Attributes
@@ -40,6 +42,7 @@ def ocm_plugins(state: ServerState) -> list[Plugin]:
         ManagedClusterValidating(state),
         ClusterSetValidating(),
         ClusterSetBindingValidating(state),
+        *work.work_plugins(state),
     ]
 
 
