@@ -4,7 +4,19 @@ from __future__ import annotations
 
 import typer
 
-from pyocm.cli import agent, bench, clusters, clustersets, controller, hub, sim, token, unjoin, up
+from pyocm.cli import (
+    agent,
+    bench,
+    clusters,
+    clustersets,
+    controller,
+    hub,
+    sim,
+    token,
+    unjoin,
+    up,
+    works,
+)
 
 app = typer.Typer(
     name="pyocm",
@@ -24,18 +36,23 @@ app.command("sim")(sim.sim)
 
 app.add_typer(clustersets.app, name="clusterset")
 
-get = typer.Typer(help="Show hub objects: token, clusters, clustersets.", no_args_is_help=True)
+get = typer.Typer(
+    help="Show hub objects: token, clusters, clustersets, works.", no_args_is_help=True
+)
 get.command("token")(token.get_token)
 get.command("clusters")(clusters.get_clusters)
 get.command("clustersets")(clustersets.get_clustersets)
+get.command("works")(works.get_works)
 app.add_typer(get, name="get")
 
-create = typer.Typer(help="Create hub objects: clusterset.", no_args_is_help=True)
+create = typer.Typer(help="Create hub objects: clusterset, work.", no_args_is_help=True)
 create.command("clusterset")(clustersets.create_clusterset)
+create.command("work")(works.create_work)
 app.add_typer(create, name="create")
 
-delete = typer.Typer(help="Delete hub objects: clusterset.", no_args_is_help=True)
+delete = typer.Typer(help="Delete hub objects: clusterset, work.", no_args_is_help=True)
 delete.command("clusterset")(clustersets.delete_clusterset)
+delete.command("work")(works.delete_work)
 app.add_typer(delete, name="delete")
 app.add_typer(bench.app, name="bench")
 

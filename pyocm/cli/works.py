@@ -1,0 +1,330 @@
+"""``pyocm create work``, ``pyocm get works`` and ``pyocm delete work``, shaped like
+clusteradm's commands of those names.
+
+A ManifestWork lives in its cluster's namespace on the hub; the work agent of that
+cluster applies its manifests and reports back in its status. These commands write and
+read those objects only. Creating a work needs ``create`` on ``manifestworks`` in each
+cluster namespace (no default role grants it: the hub admin binds one).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import Iterable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import typer
+import yaml
+from rich.console import Console
+from rich.table import Table
+
+from pyocm.api import conditions, models, shapes, wellknown
+from pyocm.api import kinds as ocm
+from pyocm.api.models.work_v1 import ManifestWork
+from pyocm.cli import manifestfiles
+from pyocm.cli.clusters import age
+from pyocm.cli.common import KUBECONFIG_HELP, connect, fail, run
+from pyocm.kube import kinds, names
+from pyocm.kube.status import ApiError
+from pyocm.runtime.client import Api
+
+RESOURCE = f"manifestwork.{wellknown.WORK_GROUP}"
+#: Conditions shown always, then those shown when some listed work has them.
+ALWAYS = (wellknown.WORK_APPLIED, wellknown.WORK_AVAILABLE)
+IF_PRESENT = (wellknown.WORK_PROGRESSING, wellknown.WORK_DEGRADED)
+OUTPUTS = ("table", "yaml", "json", "name")
+
+
+def _kubeconfig() -> Any:
+    return typer.Option(None, "--kubeconfig", help=KUBECONFIG_HELP)
+
+
+def _cluster_names(text: str, *, flag: str) -> list[str]:
+    found = list(dict.fromkeys(name.strip() for name in text.split(",") if name.strip()))
+    if not found:
+        fail(f"{flag} needs at least one cluster name", code=2)
+    for name in found:
+        if problems := names.is_dns1123_label(name):
+            fail(f'{flag}: "{name}" is not a cluster name: {"; ".join(problems)}', code=2)
+    return found
+
+
+def _work_name(name: str) -> str:
+    if problems := names.is_dns1123_subdomain(name):
+        fail(f'work name "{name}" is invalid: {"; ".join(problems)}', code=2)
+    return name
+
+
+# --- create ----------------------------------------------------------------------------
+
+
+def create_work(
+    name: str = typer.Argument(..., help="The work's name."),
+    filename: list[str] = typer.Option(
+        ...,
+        "-f",
+        "--filename",
+        help="A file or directory of Kubernetes manifests (YAML or JSON), or - for stdin; repeatable.",
+    ),
+    clusters: str = typer.Option(
+        ..., "--clusters", help="Comma-separated names of the clusters to put the work on."
+    ),
+    overwrite: bool = typer.Option(
+        False, "--overwrite", help="Replace the manifests of a work that exists already."
+    ),
+    kubeconfig: Path = _kubeconfig(),
+) -> None:
+    """Create a ManifestWork holding the manifests of the -f files in each cluster's namespace."""
+    _work_name(name)
+    targets = _cluster_names(clusters, flag="--clusters")
+    try:
+        manifests = [m.obj for m in manifestfiles.read(filename)]
+    except manifestfiles.ManifestFileError as err:
+        fail(str(err))
+    for line in run(_create(kubeconfig, name, targets, manifests, overwrite=overwrite)):
+        typer.echo(line)
+
+
+async def _create(
+    kubeconfig: Path | None,
+    name: str,
+    clusters: list[str],
+    manifests: list[dict[str, Any]],
+    *,
+    overwrite: bool,
+) -> list[str]:
+    async with connect(kubeconfig) as api:
+        for cluster in clusters:  # every cluster first: nothing is written for a bad list
+            await _check_cluster(api, cluster)
+        lines = []
+        for cluster in clusters:
+            lines.append(await _put(api, name, cluster, manifests, overwrite=overwrite))
+        return lines
+
+
+async def _check_cluster(api: Api, cluster: str) -> None:
+    """The cluster is registered and has its namespace; a 403 leaves the hub to decide."""
+    for kind, name, missing in (
+        (ocm.MANAGED_CLUSTER, cluster, f"no managed cluster named {cluster}"),
+        (
+            kinds.NAMESPACE,
+            cluster,
+            f'managed cluster {cluster} has no namespace "{cluster}" yet: '
+            f"accept it first (pyocm accept --clusters {cluster})",
+        ),
+    ):
+        try:
+            await api.get(kind, name)
+        except ApiError as err:
+            if err.code == 404:
+                fail(missing)
+            if err.code != 403:
+                raise
+
+
+async def _put(
+    api: Api, name: str, cluster: str, manifests: list[dict[str, Any]], *, overwrite: bool
+) -> str:
+    try:
+        current = await api.get(ocm.MANIFEST_WORK, name, namespace=cluster)
+    except ApiError as err:
+        if err.code != 404:
+            raise
+        work: ManifestWork = {
+            "apiVersion": ocm.MANIFEST_WORK.api_version,
+            "kind": "ManifestWork",
+            "metadata": {"name": name, "namespace": cluster},
+            "spec": {"workload": {"manifests": manifests}},
+        }
+        await api.create(ocm.MANIFEST_WORK, models.wire(work))
+        return f"create work {name} in cluster {cluster}"
+    if not overwrite:
+        return f"work {name} in cluster {cluster} already exists (use --overwrite to replace its manifests)"
+    # As clusteradm: only the manifests are replaced; the rest of the spec is kept.
+    updated = models.view(ManifestWork, current)
+    updated.setdefault("spec", {}).setdefault("workload", {})["manifests"] = manifests
+    await api.update(ocm.MANIFEST_WORK, models.wire(updated))
+    return f"update work {name} in cluster {cluster}"
+
+
+# --- get ---------------------------------------------------------------------------------
+
+
+def get_works(
+    name: str = typer.Argument(None, help="Only the works of this name."),
+    cluster: str = typer.Option(
+        None,
+        "--cluster",
+        "--clusters",
+        help="Comma-separated cluster names (default: every cluster).",
+    ),
+    output: str = typer.Option("table", "-o", "--output", help="table, yaml, json or name."),
+    kubeconfig: Path = _kubeconfig(),
+) -> None:
+    """List ManifestWorks: cluster, manifests, and the Applied and Available conditions."""
+    if output not in OUTPUTS:
+        fail(f"--output must be one of {', '.join(OUTPUTS)}", code=2)
+    clusters = _cluster_names(cluster, flag="--cluster") if cluster is not None else None
+    works = run(_list(kubeconfig, clusters, name))
+    if name and not works:
+        where = f"cluster {', '.join(clusters)}" if clusters else "any cluster"
+        fail(f"no work named {name} in {where}")
+    if output == "table":
+        _print_table(works)
+    elif output == "name":
+        for work in works:
+            typer.echo(f"{RESOURCE}/{work['metadata']['name']}")
+    else:
+        listed = {"apiVersion": "v1", "kind": "List", "items": works, "metadata": {}}
+        if output == "json":
+            typer.echo(json.dumps(listed, indent=4))
+        else:
+            typer.echo(yaml.safe_dump(listed, sort_keys=True, default_flow_style=False), nl=False)
+
+
+async def _list(
+    kubeconfig: Path | None, clusters: list[str] | None, name: str | None
+) -> list[dict[str, Any]]:
+    fields = f"metadata.name={name}" if name else None
+    async with connect(kubeconfig) as api:
+        if clusters is None:
+            items = (await api.list_all(ocm.MANIFEST_WORK, fields=fields)).get("items") or []
+        else:
+            items = []
+            for cluster in clusters:
+                try:
+                    await api.get(ocm.MANAGED_CLUSTER, cluster)
+                except ApiError as err:
+                    if err.code == 404:
+                        fail(f"no managed cluster named {cluster}")
+                    raise
+                listed = await api.list_all(ocm.MANIFEST_WORK, namespace=cluster, fields=fields)
+                items.extend(listed.get("items") or [])
+    for item in items:  # as kubectl prints list items: with their kind
+        item.setdefault("apiVersion", ocm.MANIFEST_WORK.api_version)
+        item.setdefault("kind", "ManifestWork")
+    return sorted(
+        items, key=lambda w: (str(w["metadata"].get("namespace")), str(w["metadata"]["name"]))
+    )
+
+
+def _print_table(works: list[dict[str, Any]]) -> None:
+    if not works:
+        typer.echo("No resources found", err=True)
+        return
+    headers, rows = work_rows(works, now=datetime.now(UTC))
+    table = Table(box=None, header_style="bold")
+    for column in headers:
+        table.add_column(column)
+    for row in rows:
+        table.add_row(*row)
+    Console(width=200).print(table)
+
+
+def work_rows(
+    works: Iterable[dict[str, Any]], *, now: datetime
+) -> tuple[list[str], list[tuple[str, ...]]]:
+    """The table of ``works`` (as listed: read defensively): columns and rows.
+
+    Progressing and Degraded get a column only when some work reports them.
+    """
+    listed = list(works)
+    found = [shapes.objects(shapes.mapping(w.get("status")).get("conditions")) for w in listed]
+    shown = [*ALWAYS, *(t for t in IF_PRESENT if any(conditions.find(c, t) for c in found))]
+    headers = ["NAME", "CLUSTER", "MANIFESTS", *(t.upper() for t in shown), "AGE"]
+    rows = []
+    for work, present in zip(listed, found, strict=True):
+        meta = shapes.mapping(work.get("metadata"))
+        workload = shapes.mapping(shapes.mapping(work.get("spec")).get("workload"))
+        rows.append(
+            (
+                str(meta.get("name", "")),
+                str(meta.get("namespace", "")),
+                str(len(shapes.objects(workload.get("manifests")))),
+                *(_state(present, t) for t in shown),
+                age(meta.get("creationTimestamp"), now=now),
+            )
+        )
+    return headers, rows
+
+
+def _state(found: list[dict[str, Any]], type: str) -> str:
+    condition = conditions.find(found, type)
+    return str(condition.get("status")) if condition else ""
+
+
+# --- delete ------------------------------------------------------------------------------
+
+
+def delete_work(
+    name: str = typer.Argument(..., help="The work's name."),
+    clusters: str = typer.Option(
+        ..., "--clusters", "--cluster", help="Comma-separated names of the clusters."
+    ),
+    timeout: float = typer.Option(
+        10.0,
+        "--timeout",
+        min=0.0,
+        help="Seconds to wait for each work to go (its agent cleans up first); 0: do not wait.",
+    ),
+    kubeconfig: Path = _kubeconfig(),
+) -> None:
+    """Delete the ManifestWork from each cluster; the work agent removes what it applied."""
+    _work_name(name)
+    targets = _cluster_names(clusters, flag="--clusters")
+    outcomes = run(_delete_all(kubeconfig, name, targets, timeout=timeout))
+    for ok, line in outcomes:
+        typer.echo(line if ok else f"error: {line}", err=not ok)
+    if not all(ok for ok, _ in outcomes):
+        raise typer.Exit(1)
+
+
+async def _delete_all(
+    kubeconfig: Path | None, name: str, clusters: list[str], *, timeout: float
+) -> list[tuple[bool, str]]:
+    async with connect(kubeconfig) as api:
+        return [await _delete(api, name, cluster, timeout=timeout) for cluster in clusters]
+
+
+async def _delete(api: Api, name: str, cluster: str, *, timeout: float) -> tuple[bool, str]:
+    try:
+        work = await api.get(ocm.MANIFEST_WORK, name, namespace=cluster)
+        uid = str(work["metadata"]["uid"])
+        await api.delete(ocm.MANIFEST_WORK, name, namespace=cluster, uid=uid)
+    except ApiError as err:
+        if err.code == 404:
+            return False, f"work {name} not found in cluster {cluster}"
+        raise
+    if timeout == 0:
+        return True, f"work {name} in cluster {cluster} is being deleted"
+    left = await _wait_gone(api, name, cluster, uid, timeout=timeout)
+    if left is None:
+        return True, f"work {name} in cluster {cluster} is deleted"
+    return False, (
+        f"work {name} in cluster {cluster} is still being deleted after {timeout:g}s: "
+        f"waiting for its finalizers {', '.join(left) or '(none)'}; the cluster's work agent "
+        "removes them once it has removed what the work applied"
+    )
+
+
+async def _wait_gone(
+    api: Api, name: str, cluster: str, uid: str, *, timeout: float
+) -> list[str] | None:
+    """None once the work of ``uid`` is gone, else its finalizers when ``timeout`` passes."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            work = await api.get(ocm.MANIFEST_WORK, name, namespace=cluster)
+        except ApiError as err:
+            if err.code == 404:
+                return None
+            raise
+        if work["metadata"].get("uid") != uid:
+            return None  # gone, and a namesake made since
+        if time.monotonic() >= deadline:
+            return [str(f) for f in work["metadata"].get("finalizers") or []]
+        await asyncio.sleep(0.2)
