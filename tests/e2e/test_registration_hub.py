@@ -135,7 +135,18 @@ async def test_removal_deletes_manifestworks_before_letting_the_cluster_go(
     await eventually(lambda: api.get(kinds.NAMESPACE, name))
     work = {
         "metadata": {"name": "w", "namespace": name, "finalizers": ["test.example.com/hold"]},
-        "spec": {"workload": {"manifests": []}},
+        # One manifest: the hub's work admission refuses a work without any.
+        "spec": {
+            "workload": {
+                "manifests": [
+                    {
+                        "apiVersion": "v1",
+                        "kind": "ConfigMap",
+                        "metadata": {"name": "cm", "namespace": "default"},
+                    }
+                ]
+            }
+        },
     }
     await api.create(ocm.MANIFEST_WORK, work)
     await api.delete(ocm.MANAGED_CLUSTER, name)

@@ -38,6 +38,7 @@ Obj = dict[str, Any]
 CLUSTERS = "/apis/cluster.open-cluster-management.io/v1/managedclusters"
 CSRS = "/apis/certificates.k8s.io/v1/certificatesigningrequests"
 RBAC_API = "/apis/rbac.authorization.k8s.io/v1"
+CONFIGMAP = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "cm", "namespace": "default"}}
 WORKS = "/apis/work.open-cluster-management.io/v1/namespaces/{ns}/manifestworks"
 LEASES = "/apis/coordination.k8s.io/v1/namespaces/{ns}/leases"
 SECRETS = "/api/v1/namespaces/{ns}/secrets"
@@ -77,7 +78,11 @@ async def _accepted(api: Api, hub: HubProcess, world: World, name: str) -> None:
     await eventually(lambda: api.get(kinds.LEASE, LEASE, namespace=name))
     await api.create(
         ocm.MANIFEST_WORK,
-        {"metadata": {"name": "work", "namespace": name}, "spec": {"workload": {"manifests": []}}},
+        {
+            "metadata": {"name": "work", "namespace": name},
+            # One manifest: the hub's work admission refuses a work without any.
+            "spec": {"workload": {"manifests": [CONFIGMAP]}},
+        },
     )
     await api.create(
         kinds.SECRET, {"metadata": {"name": "hush", "namespace": name}, "stringData": {"k": "v"}}
