@@ -245,3 +245,17 @@ def test_manifests_over_the_limit_are_refused(hub: HubProcess, cluster_namespace
         hub.kubeconfig, "create", "-f", "-", stdin=a_work(cluster_namespace, "big", *manifests[:4])
     )
     assert fits.returncode == 0, fits.stderr
+
+
+def test_the_hubs_manifest_limit_flag(tmp_path: Path) -> None:
+    """``pyocm hub --manifestLimit`` (upstream's webhook flag) sets the limit."""
+    with HubProcess(
+        tmp_path / "hub", extra_args=["--no-controllers", "--manifestLimit", "300"]
+    ) as small:
+        assert kubectl(small.kubeconfig, "create", "namespace", "c1").returncode == 0
+        fits = a_work("c1", "fits", configmap("a", k="x" * 100))
+        assert kubectl(small.kubeconfig, "create", "-f", "-", stdin=fits).returncode == 0
+        big = a_work("c1", "big", configmap("a", k="x" * 300))
+        refused = kubectl(small.kubeconfig, "create", "-f", "-", stdin=big)
+        assert refused.returncode != 0
+        assert refused.stderr.strip().endswith(" bytes which exceeds the 300 limit")
