@@ -27,7 +27,7 @@ as upstream's), rules 2 and 3 apply to ``spec.manifestWorkTemplate.workload.mani
 on create and update, as upstream's ``ManifestWorkReplicaSetWebhook`` does. Upstream's
 operator registers no ValidatingWebhookConfiguration for that webhook, so its users
 never meet it; pyocm enforces it with the gate because a template those rules refuse
-can only yield ManifestWorks that rule 1-3 refuse.
+can only yield ManifestWorks that rules 1-3 refuse.
 
 What a client reads: kube-apiserver turns a webhook's denial into a Status with the
 webhook's code and reason (400 BadRequest for every rule here, as upstream's webhook
