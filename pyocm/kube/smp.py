@@ -70,7 +70,12 @@ def strategic_merge(original: Any, patch: Any, *, schema: Schema) -> dict[str, A
 def schema_for(api_version: str, kind: str) -> Schema | None:
     """The schema of a built-in kind the server serves, or ``None`` (custom resources and
     unknown kinds, which Kubernetes answers with 415 Unsupported Media Type)."""
-    return _SCHEMAS.get((api_version, kind))
+    found = _SCHEMAS.get((api_version, kind))
+    if found is None:
+        from pyocm.kube import patchmeta  # it builds on this module's Schema
+
+        found = patchmeta.kind_schema(api_version, kind)
+    return found
 
 
 def _merge_map(original: dict[str, Any], patch: dict[str, Any], schema: Schema) -> dict[str, Any]:

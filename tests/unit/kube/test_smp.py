@@ -449,7 +449,9 @@ def test_csr_conditions_are_atomic() -> None:
         pytest.param(
             "cluster.open-cluster-management.io/v1", "ManagedCluster", False, id="custom-resource"
         ),
-        pytest.param("v1", "Pod", False, id="unserved-builtin"),
+        pytest.param("v1", "Pod", True, id="pod"),
+        pytest.param("apps/v1", "Deployment", True, id="deployment"),
+        pytest.param("v1", "ReplicationController", False, id="unserved-builtin"),
         pytest.param("v2", "Namespace", False, id="wrong-version"),
     ],
 )
