@@ -4,7 +4,8 @@
 verbs and subresources exactly as Kubernetes' discovery shows them, each with its
 strategy. One module per API group holds the strategies (``core``, ``configdata``,
 ``events``, ``coordination``, ``certificates``, ``rbac``, ``apiextensions``); the review
-kinds, which are answered and never stored, are in ``reviews``.
+kinds, which are answered and never stored, are in ``reviews``; the workload and service
+kinds (Deployments, Pods, Services, Jobs...) are in ``workloads``.
 
 Core and ``events.k8s.io`` Events share one store (``storage_group``): objects are kept in
 the core shape, and :func:`events.to_core` / :func:`events.from_core` convert the other.
@@ -22,6 +23,7 @@ from pyocm.apiserver.registry.builtin import (
     printers,
     rbac,
     reviews,
+    workloads,
 )
 from pyocm.apiserver.registry.resources import ResourceInfo, SubresourceInfo
 from pyocm.apiserver.registry.strategy import STATUS
@@ -191,4 +193,4 @@ def _rbac() -> list[ResourceInfo]:
 
 def builtin_resources() -> list[ResourceInfo]:
     """Every built-in resource, with fresh strategy instances."""
-    return _core() + _groups() + reviews.review_resources()
+    return _core() + _groups() + reviews.review_resources() + workloads.workload_resources()
