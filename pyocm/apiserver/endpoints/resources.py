@@ -14,6 +14,7 @@ from pyocm.apiserver.endpoints import (
     patch,
     requestinfo,
     reviews,
+    scale,
     scopes,
     tokenrequest,
     update,
@@ -89,6 +90,8 @@ async def serve(
             raise status.method_not_allowed(request.method, f"{resource.plural}/{sub.name}")
         if sub.kind == "TokenRequest":
             return await tokenrequest.serve(request, state, target)
+        if sub.kind == scale.KIND:
+            return await scale.serve(request, state, target)
     elif info.verb not in resource.verbs:
         raise status.method_not_allowed(request.method, resource.plural)
     verb = info.verb
