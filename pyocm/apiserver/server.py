@@ -20,7 +20,14 @@ from typing import Any
 
 from aiohttp import web
 
-from pyocm.apiserver import admission_plugins, connections, pkifiles, seed, tlsdefer
+from pyocm.apiserver import (
+    admission_plugins,
+    connections,
+    pkifiles,
+    seed,
+    serviceips,
+    tlsdefer,
+)
 from pyocm.apiserver.admission import ocm
 from pyocm.apiserver.admission.chain import Chain
 from pyocm.apiserver.apiextensions.controller import CrdController
@@ -91,6 +98,7 @@ class HubServer:
         )
         for plugin in [
             *admission_plugins.default_plugins(self.state),
+            serviceips.ServiceIPs(self.state),
             *ocm.ocm_plugins(self.state),
         ]:
             chain.add(plugin)
