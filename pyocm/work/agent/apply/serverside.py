@@ -20,8 +20,10 @@ the object with a separate write (SSA does not own it).
   what is applied, are put back only when the manifest changes, not when the managed
   cluster changes them.
 
-Without ``ignoreFields`` every apply re-applies the manifest, putting back any field the
-work agent's manager owns, and creating the object again when it was deleted.
+Without ``ignoreFields`` every apply re-applies the manifest, creating the object again
+when it was deleted. A field another writer changed since is that writer's now (the
+server moves ownership with the change): without ``force`` the next apply is a conflict,
+reported and not retried; with ``force`` the field is taken back.
 """
 
 from __future__ import annotations
