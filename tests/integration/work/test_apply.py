@@ -292,6 +292,9 @@ async def test_server_side_apply_puts_back_its_fields_and_recreates(
     live = await api.get(kinds.CONFIGMAP, unique, namespace="default")
     live["data"] = {"a": "changed", "b": "theirs"}
     await api.update(kinds.CONFIGMAP, live)
+    # The writer who changed data.a owns it now: only force takes it back.
+    with pytest.raises(ServerSideApplyConflict):
+        await apply(spoke, manifest, owner, strategy)
     restored = await apply(
         spoke, manifest, owner, ssa(fieldManager="work-agent-custom", force=True)
     )
