@@ -5,10 +5,17 @@ It is pyocm's own API server (SQLite in its own data directory, its own CA, TLS 
 free loopback port) plus the ClusterClaim CRD and Nodes whose capacity the agent sums
 into the ManagedCluster's status. Nothing runs workloads on it: it is the smallest
 honest stand-in for a cluster, so ``pyocm join`` and ``pyocm up`` need no Kubernetes.
+
+With ``simulate_workloads`` (the default) it also runs
+:class:`~pyocm.local.workloads.SimulatedWorkloads`, which gives Deployments, Jobs, Pods
+and the like the status a healthy cluster would (a simulation, in the spirit of kwok:
+no container runs), and publishes the ClusterClaim ``workloads.pyocm.io: simulated`` so
+the hub can tell.
 """
 
 from __future__ import annotations
 
+import asyncio
 import platform
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,7 +25,7 @@ from pyocm.apiserver.config import ServerConfig
 from pyocm.apiserver.server import HubServer
 from pyocm.kube import kinds, quantity
 from pyocm.kube.status import ApiError
-from pyocm.local import crdinstall
+from pyocm.local import crdinstall, workloads
 from pyocm.runtime.client import Api
 
 Obj = dict[str, Any]
@@ -46,17 +53,20 @@ class EmbeddedCluster:
         nodes: int = 1,
         shape: NodeShape = NodeShape(),
         kube_version: str = "v1.30.0",
+        simulate_workloads: bool = True,
     ) -> None:
         if nodes < 1:
             raise ValueError("an embedded cluster needs at least one node")
         self.name = name
         self.nodes = nodes
         self.shape = shape
+        self.simulate_workloads = simulate_workloads
         config = ServerConfig(
             data_dir=data_dir, host="127.0.0.1", port=0, kube_version=kube_version
         )
         self._server = HubServer(config)
         self._api: Api | None = None
+        self._simulation: asyncio.Task[None] | None = None
 
     @property
     def kubeconfig(self) -> Path:
@@ -81,11 +91,21 @@ class EmbeddedCluster:
             )
             for index in range(self.nodes):
                 await self._ensure_node(f"{self.name}-node-{index}")
+            await workloads.label_cluster(self._api, simulated=self.simulate_workloads)
+            if self.simulate_workloads:
+                self._simulation = asyncio.create_task(
+                    workloads.SimulatedWorkloads(self._api).run(),
+                    name=f"simulated workloads of {self.name}",
+                )
         except BaseException:
             await self.stop()
             raise
 
     async def stop(self) -> None:
+        if self._simulation is not None:
+            self._simulation.cancel()
+            await asyncio.gather(self._simulation, return_exceptions=True)
+            self._simulation = None
         if self._api is not None:
             await self._api.close()
             self._api = None
