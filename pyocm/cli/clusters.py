@@ -15,7 +15,12 @@ from pyocm.api import kinds as ocm
 from pyocm.api.models.cluster_v1 import ManagedCluster
 from pyocm.cli.common import KUBECONFIG_HELP, connect, fail, run
 from pyocm.kube import timefmt
+from pyocm.local import workloads
 from pyocm.registration.hub.accept import AcceptError, accept_cluster, find_cluster
+
+#: ``pyocm get clusters``' columns; WORKLOADS says whether workload status on the cluster
+#: is ``simulated`` (an embedded cluster: no kubelet) or ``real``.
+COLUMNS = ("NAME", "ACCEPTED", "JOINED", "AVAILABLE", "AGE", "KUBERNETES", "CLAIMS", "WORKLOADS")
 
 
 def _names(text: str) -> list[str]:
@@ -83,10 +88,11 @@ async def _deny(kubeconfig: Path | None, names: list[str]) -> None:
 def get_clusters(
     kubeconfig: Path = typer.Option(None, "--kubeconfig", help=KUBECONFIG_HELP),
 ) -> None:
-    """List managed clusters: accepted, joined, available, age, Kubernetes version, claims."""
+    """List managed clusters: accepted, joined, available, age, Kubernetes version, claims,
+    and whether their workloads are simulated."""
     listed = run(_list(kubeconfig))
     table = Table(box=None, header_style="bold")
-    for column in ("NAME", "ACCEPTED", "JOINED", "AVAILABLE", "AGE", "KUBERNETES", "CLAIMS"):
+    for column in COLUMNS:
         table.add_column(column)
     for row in cluster_rows(listed, now=datetime.now(UTC)):
         table.add_row(*row)
@@ -113,9 +119,22 @@ def cluster_rows(clusters: list[ManagedCluster], *, now: datetime) -> list[tuple
                 age(cluster["metadata"].get("creationTimestamp"), now=now),
                 str(shapes.mapping(status.get("version")).get("kubernetes", "")),
                 str(len(status.get("clusterClaims") or [])),
+                _workloads(status.get("clusterClaims")),
             )
         )
     return rows
+
+
+def _workloads(claims: object) -> str:
+    """The value of the cluster's ``workloads.pyocm.io`` claim (``simulated`` on embedded
+    clusters), ``real`` when it reports claims without that one (its own kubelet and
+    controllers report workload status), and empty before it reports any."""
+    if not isinstance(claims, list) or not claims:
+        return ""
+    for claim in shapes.objects(claims):
+        if claim.get("name") == workloads.CLAIM_NAME:
+            return str(claim.get("value", ""))
+    return "real"
 
 
 def _state(found: list[dict[str, Any]], type: str) -> str:

@@ -21,7 +21,7 @@ from pyocm import hubmanager
 from pyocm.api import kinds as ocm
 from pyocm.apiserver.config import ServerConfig, parse_listen
 from pyocm.apiserver.server import HubServer
-from pyocm.cli.clusters import cluster_rows
+from pyocm.cli.clusters import COLUMNS, cluster_rows
 from pyocm.cli.common import (
     fail,
     fix_mmap_threshold,
@@ -139,7 +139,7 @@ async def _wait_available(api: Api, names: list[str], *, timeout: float = 120.0)
 
 def _show(clusters: list[dict[str, object]]) -> None:
     table = Table(box=None, header_style="bold")
-    for column in ("NAME", "ACCEPTED", "JOINED", "AVAILABLE", "AGE", "KUBERNETES", "CLAIMS"):
+    for column in COLUMNS:
         table.add_column(column)
     for row in cluster_rows(clusters, now=datetime.now(UTC)):  # type: ignore[arg-type]
         table.add_row(*row)

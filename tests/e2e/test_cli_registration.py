@@ -60,7 +60,9 @@ def test_up_starts_a_fleet_that_kubectl_sees(tmp_path: Path, isolated: dict[str,
             assert available[0]["status"] == "True"
         listed = pyocm("get", "clusters", "--kubeconfig", str(kubeconfig), env=isolated)
         assert listed.returncode == 0, listed.stderr
-        assert re.search(r"cluster1\s+true\s+True\s+True", listed.stdout)
+        assert re.search(
+            r"cluster1\s+true\s+True\s+True\s+\S+\s+\S+\s+2\s+simulated", listed.stdout
+        ), listed.stdout
     finally:
         code = up.stop()
     assert code == 0, "\n".join(up.lines[-20:])
@@ -99,9 +101,9 @@ def test_token_join_accept_deny_unjoin(
         assert f"accepted {name} (approved {name}-" in accepted.stdout
         joined.wait_for(f"{name}: available")
         listed = pyocm("get", "clusters", "--kubeconfig", kubeconfig, env=isolated)
-        assert re.search(rf"{name}\s+true\s+True\s+True\s+\S+\s+v1\.30\.0\s+1", listed.stdout), (
-            listed.stdout
-        )
+        # Two claims: the cluster's id and its simulated workloads (an embedded cluster).
+        pattern = rf"{name}\s+true\s+True\s+True\s+\S+\s+v1\.30\.0\s+2\s+simulated"
+        assert re.search(pattern, listed.stdout), listed.stdout
         denied = pyocm("deny", "--clusters", name, "--kubeconfig", kubeconfig, env=isolated)
         assert denied.returncode == 0, denied.stderr
         joined.wait_for(f"{name}: stopped: denied")
