@@ -263,6 +263,18 @@ def test_the_default_raw_length_limit_is_1024() -> None:
         value_by_path(obj, "v", ".status.list", raw_json=True)
 
 
+def test_a_value_too_deep_to_encode_is_an_error_not_a_crash() -> None:
+    deep: Any = []
+    for _ in range(5000):
+        deep = [deep]
+    with pytest.raises(FeedbackError) as caught:
+        value_by_path({"status": {"deep": deep}}, "v", ".status.deep", raw_json=True)
+    assert (
+        str(caught.value)
+        == "failed to parse the resource to json string for name v: nesting too deep"
+    )
+
+
 def test_a_path_that_does_not_parse_is_an_error_naming_path_and_name() -> None:
     with pytest.raises(FeedbackError) as caught:
         value_by_path(OBJ, "v", ".status[")

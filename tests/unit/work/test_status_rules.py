@@ -378,6 +378,22 @@ def test_optional_types_are_not_available() -> None:
         ENV.compile("object.?status")
 
 
+def test_deep_nesting_is_a_compile_error_not_a_crash() -> None:
+    with pytest.raises(CelCompileError, match="recursion limit exceeded"):
+        ENV.compile("(" * 2000 + "1" + ")" * 2000)
+    found, _ = evaluated(DEPLOYMENT, cel("Ready", "[" * 2000 + "]" * 2000 + " == []"))
+    assert found is not None
+    assert (found["status"], found["reason"]) == ("False", "ConditionRuleExpressionError")
+
+
+def test_a_deeply_nested_object_is_an_evaluation_error_not_a_crash() -> None:
+    deep: Any = {}
+    for _ in range(5000):
+        deep = {"a": deep}
+    with pytest.raises(CelEvalError, match="nesting too deep"):
+        run("true", {"status": deep})
+
+
 def test_macro_variables_are_in_scope_only_inside_their_macro() -> None:
     ENV.compile("[1, 2].all(x, [3].exists(y, x < y))")
     with pytest.raises(CelCompileError, match="undeclared reference to 'x'"):

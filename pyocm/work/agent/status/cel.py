@@ -97,9 +97,18 @@ class CelEnv:
         """Parse and check ``text``; :class:`CelCompileError` reads as cel-go's issues."""
         try:
             ast = self._env.compile(text)
+            found = _undeclared(ast, self.variables)
         except CELParseError as err:
             raise CelCompileError(_syntax_error(text, err)) from None
-        issues = [_display(text, *issue) for issue in _undeclared(ast, self.variables)]
+        except RecursionError:  # cel-go's parser refuses deep nesting too
+            raise CelCompileError(
+                _display(text, 1, 1, "expression recursion limit exceeded")
+            ) from None
+        except Exception as err:  # a parser fault is the expression's problem, not ours
+            raise CelCompileError(
+                _display(text, 1, 1, f"Syntax error: {type(err).__name__}")
+            ) from None
+        issues = [_display(text, *issue) for issue in found]
         if issues:
             raise CelCompileError("\n".join(issues))
         return Program(text=text, ast=ast)
@@ -124,8 +133,8 @@ class CelEnv:
             package=None, annotations=self._env.annotations, functions=_FUNCTIONS
         )
         evaluator = _MeteredEvaluator(program.ast, activation, meter)
-        context = {name: json_to_cel(value) for name, value in variables.items()}
         try:
+            context = {name: json_to_cel(value) for name, value in variables.items()}
             value = evaluator.evaluate(context)
         except _LimitReached:
             raise CelBudgetExceeded(_limit_text(meter.used, budget)) from None

@@ -154,7 +154,13 @@ def value_by_path(
         return {"name": name, "fieldValue": {"type": "String", "string": value}}
     if not raw_json:
         raise FeedbackError(f"the type {go_type(value)} of the value for {name} is not found")
-    raw = go_json(value)
+    try:
+        raw = go_json(value)
+    except (RecursionError, TypeError) as err:
+        detail = "nesting too deep" if isinstance(err, RecursionError) else str(err)
+        raise FeedbackError(
+            f"failed to parse the resource to json string for name {name}: {detail}"
+        ) from None
     if len(raw.encode()) > max_json_raw_length:
         raise FeedbackError(
             f"the length of returned json raw string for name {name} is larger than the "
