@@ -134,6 +134,13 @@ class MemorySpoke:
             return
         self._remove(key, orphan=propagation == "Orphan")
 
+    async def dry_run_create_as(self, kind: Kind, obj: Obj, *, user: str) -> Obj:
+        """Allowed for every ``user`` (no RBAC here); 409 when the object exists."""
+        key = self._key(kind, obj)
+        if key in self._objects:
+            raise already_exists(resource=kind.plural, group=kind.group, name=key[3])
+        return copy.deepcopy(obj)
+
     # Internals.
 
     def _serve(self, kind: Kind) -> None:
