@@ -101,6 +101,21 @@ async def test_workloads_get_a_healthy_clusters_status_and_follow_their_spec(
                 "spec": {"selector": {"matchLabels": LABELS}, "template": TEMPLATE},
             },
         )
+        for kind, name in ((kinds.STATEFUL_SET, "db"), (kinds.REPLICA_SET, "bare")):
+            await api.create(kind, {**deployment(name, replicas=2), "kind": kind.kind})
+        await api.create(
+            kinds.POD,
+            {
+                "metadata": {"name": "sidecars", "namespace": NS},
+                "spec": {
+                    "initContainers": [
+                        {"name": "setup", "image": "busybox"},
+                        {"name": "proxy", "image": "envoy", "restartPolicy": "Always"},
+                    ],
+                    "containers": [{"name": "app", "image": "app"}],
+                },
+            },
+        )
         await api.create(
             kinds.PERSISTENT_VOLUME_CLAIM,
             {
@@ -143,7 +158,20 @@ async def test_workloads_get_a_healthy_clusters_status_and_follow_their_spec(
             status = await status_of(api, kinds.PERSISTENT_VOLUME_CLAIM, "data")
             return status.get("phase") == "Bound" and status.get("capacity") == {"storage": "1Gi"}
 
-        for check in (deployment_available, job_complete, pod_running, daemons_ready, claim_bound):
+        async def sets_ready() -> bool:
+            stateful = await status_of(api, kinds.STATEFUL_SET, "db")
+            replica_set = await status_of(api, kinds.REPLICA_SET, "bare")
+            assert stateful.get("currentRevision", "").startswith("db-")
+            return stateful.get("readyReplicas") == replica_set.get("readyReplicas") == 2
+
+        async def sidecars_run() -> bool:
+            status = await status_of(api, kinds.POD, "sidecars")
+            setup, proxy = status["initContainerStatuses"]
+            assert setup["state"]["terminated"]["reason"] == "Completed"
+            return "running" in proxy["state"] and status["containerStatuses"][0]["ready"] is True
+
+        checks = (deployment_available, job_complete, pod_running, daemons_ready, claim_bound)
+        for check in (*checks, sets_ready, sidecars_run):
             await eventually(check)
 
         scaled = await api.patch(kinds.DEPLOYMENT, "web", {"spec": {"replicas": 3}}, namespace=NS)
@@ -158,13 +186,16 @@ async def test_workloads_get_a_healthy_clusters_status_and_follow_their_spec(
         await eventually(scaled_up)
         await _holds_still(
             api,
-            {
-                kinds.DEPLOYMENT: "web",
-                kinds.JOB: "pi",
-                kinds.POD: "solo",
-                kinds.DAEMON_SET: "agent",
-                kinds.PERSISTENT_VOLUME_CLAIM: "data",
-            },
+            [
+                (kinds.DEPLOYMENT, "web"),
+                (kinds.JOB, "pi"),
+                (kinds.POD, "solo"),
+                (kinds.POD, "sidecars"),
+                (kinds.DAEMON_SET, "agent"),
+                (kinds.PERSISTENT_VOLUME_CLAIM, "data"),
+                (kinds.STATEFUL_SET, "db"),
+                (kinds.REPLICA_SET, "bare"),
+            ],
         )
         await _kubectl_agrees(cluster.kubeconfig)
 
@@ -172,20 +203,20 @@ async def test_workloads_get_a_healthy_clusters_status_and_follow_their_spec(
         assert claim["spec"]["value"] == workloads.CLAIM_SIMULATED
 
 
-async def _holds_still(api: Api, objects: dict[Kind, str]) -> None:
+async def _holds_still(api: Api, objects: list[tuple[Kind, str]]) -> None:
     """What was written reads back unchanged: recomputing it later gives the stored
     status, and no object is written again."""
-    versions = {}
+    versions = []
     later = datetime.now(UTC) + timedelta(minutes=10)
-    for kind, name in objects.items():
+    for kind, name in objects:
         stored = await api.get(kind, name, namespace=NS)
-        assert simulated_status(kind, stored, nodes=2, now=later) == stored["status"], kind.kind
-        versions[kind] = stored["metadata"]["resourceVersion"]
+        assert simulated_status(kind, stored, nodes=2, now=later) == stored["status"], name
+        versions.append(stored["metadata"]["resourceVersion"])
     await asyncio.sleep(1.0)
-    for kind, name in objects.items():
-        assert (await api.get(kind, name, namespace=NS))["metadata"]["resourceVersion"] == versions[
-            kind
-        ], kind.kind
+    for (kind, name), version in zip(objects, versions, strict=True):
+        assert (await api.get(kind, name, namespace=NS))["metadata"][
+            "resourceVersion"
+        ] == version, name
 
 
 async def _kubectl_agrees(kubeconfig: Path) -> None:
@@ -195,6 +226,7 @@ async def _kubectl_agrees(kubeconfig: Path) -> None:
     for args in (
         ["rollout", "status", "deployment/web", "--timeout=20s"],
         ["rollout", "status", "daemonset/agent", "--timeout=20s"],
+        ["rollout", "status", "statefulset/db", "--timeout=20s"],
         ["wait", "--for=condition=Complete", "job/pi", "--timeout=20s"],
         ["wait", "--for=condition=Ready", "pod/solo", "--timeout=20s"],
     ):
