@@ -13,6 +13,7 @@ from pyocm.registration.hub.signers import SignerRegistry
 from pyocm.runtime.client import Api
 from pyocm.runtime.events import Recorder
 from pyocm.runtime.manager import Manager
+from pyocm.work.hub.gc import add_work_controllers
 
 
 def build(
@@ -35,4 +36,5 @@ def build(
     add_clusterset_controllers(
         manager, recorder=recorder, default_sets=options.gate("DefaultClusterSet")
     )
+    add_work_controllers(manager)
     return manager

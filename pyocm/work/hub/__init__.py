@@ -1,0 +1,1 @@
+"""The hub side of ManifestWork: controllers the hub runs for works."""
