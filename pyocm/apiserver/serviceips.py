@@ -66,8 +66,12 @@ class ServiceIPs(BasePlugin):
         if not isinstance(spec, dict) or spec.get("type") == "ExternalName":
             return
         async with self._lock:
-            used_ips, used_ports = await self._in_use(request.namespace, request.name)
             self._expire()
+            used_ips, used_ports = await self._in_use(request.namespace, request.name)
+            # What the service holds already is its own, however recently it was given.
+            held = (request.old or {}).get("spec") or {}
+            used_ips -= set(held.get("clusterIPs") or [])
+            used_ports -= {p.get("nodePort") for p in held.get("ports") or []}
             errors = self._cluster_ip(spec, used_ips) + self._node_ports(spec, used_ports)
         if errors:
             raise status.invalid_object(kind="Service", group="", name=request.name, errors=errors)

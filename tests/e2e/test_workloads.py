@@ -339,3 +339,20 @@ async def test_cluster_ips_are_unique_under_concurrent_creates(admin: Client, un
         f'Service "dup" is invalid: spec.clusterIPs: Invalid value: ["{taken}"]: '
         f"failed to allocate IP {taken}: provided IP is already allocated"
     )
+
+
+def test_services_keep_what_they_were_given(hub: HubProcess, ns: str) -> None:
+    kubectl(hub, "-n", ns, "create", "service", "nodeport", "front", "--tcp=80:8080")
+    given = get_json(hub, "-n", ns, "svc", "front")["spec"]
+    kubectl(hub, "-n", ns, "label", "svc", "front", "tier=front")
+    # A replace from a file without the allocated values keeps them, as kube's does.
+    edited = get_json(hub, "-n", ns, "svc", "front")
+    for key in ("clusterIP", "clusterIPs"):
+        del edited["spec"][key]
+    del edited["spec"]["ports"][0]["nodePort"]
+    kubectl(hub, "replace", "-f", "-", stdin=json.dumps(edited))
+    kept = get_json(hub, "-n", ns, "svc", "front")["spec"]
+    assert kept["clusterIPs"] == given["clusterIPs"]
+    assert kept["ports"][0]["nodePort"] == given["ports"][0]["nodePort"]
+    table = kubectl(hub, "-n", ns, "get", "svc", "front").stdout
+    assert f"80:{given['ports'][0]['nodePort']}/TCP" in table and "NodePort" in table
