@@ -20,9 +20,10 @@ import copy
 import itertools
 import uuid
 from collections.abc import Callable, Iterable
+from datetime import UTC, datetime
 from typing import Any
 
-from pyocm.kube import kinds, timefmt
+from pyocm.kube import kinds, timefmt, workloadsim
 from pyocm.kube.kinds import Kind
 from pyocm.kube.status import already_exists, conflict, invalid_object, not_found, required
 from pyocm.runtime.restmapper import NoKindMatchError
@@ -274,3 +275,17 @@ def _allowed(review: Obj) -> Obj:
         "reason": "a simulated cluster has no RBAC: every request is allowed",
     }
     return answered
+
+
+def simulated_workloads(*, nodes: int) -> StatusFor:
+    """The status a healthy cluster of ``nodes`` nodes gives workloads, as an embedded
+    cluster's simulated workload controller writes it (none for an object that does
+    not read as its kind: a real server would have refused it)."""
+
+    def status_for(kind: Kind, obj: Obj) -> Obj | None:
+        try:
+            return workloadsim.simulated_status(kind, obj, nodes=nodes, now=datetime.now(UTC))
+        except workloadsim.SimulationError:
+            return None
+
+    return status_for

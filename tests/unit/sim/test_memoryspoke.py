@@ -7,7 +7,7 @@ import pytest
 
 from pyocm.kube import kinds
 from pyocm.kube.status import ApiError
-from pyocm.sim.memoryspoke import MemorySpoke
+from pyocm.sim.memoryspoke import MemorySpoke, simulated_workloads
 
 SA = "system:serviceaccount:default:worker"
 
@@ -63,3 +63,25 @@ async def test_a_served_crd_makes_its_kind_resolvable() -> None:
     await spoke.create(kinds.CRD, crd)
     widget = await spoke.kind_for(api_version="example.com/v1", kind="Widget")
     assert (widget.plural, widget.namespaced) == ("widgets", True)
+
+
+async def test_workloads_get_the_simulated_status_at_once() -> None:
+    spoke = MemorySpoke(status_for=simulated_workloads(nodes=3))
+    deployment = {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "web", "namespace": "default"},
+        "spec": {
+            "replicas": 2,
+            "selector": {"matchLabels": {"app": "web"}},
+            "template": {
+                "metadata": {"labels": {"app": "web"}},
+                "spec": {"containers": [{"name": "web", "image": "nginx"}]},
+            },
+        },
+    }
+    made = await spoke.create(kinds.DEPLOYMENT, deployment)
+    assert made["status"]["readyReplicas"] == 2
+    available = {c["type"]: c for c in made["status"]["conditions"]}["Available"]
+    assert available["status"] == "True"
+    assert "simulated" in available["message"]
