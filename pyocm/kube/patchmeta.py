@@ -39,7 +39,7 @@ FROM_SCHEMAS = frozenset(
         kinds.NETWORK_POLICY,
         kinds.INGRESS,
     )
-)
+) | {("autoscaling/v2", "HorizontalPodAutoscaler")}
 
 
 def kind_schema(api_version: str, kind: str) -> Schema | None:

@@ -14,8 +14,8 @@ def entry(group: str, plural: str) -> ResourceInfo:
 
 def test_every_kind_is_served_once() -> None:
     served = [(r.group, r.plural) for r in builtin_resources()]
-    assert len(served) == len(set(served)) == 34
-    assert {r.version for r in builtin_resources()} == {"v1"}
+    assert len(served) == len(set(served)) == 35
+    assert {r.version for r in builtin_resources()} == {"v1", "v2"}
 
 
 def test_core_kinds() -> None:

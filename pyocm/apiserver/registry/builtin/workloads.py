@@ -2,7 +2,8 @@
 lists them in discovery: core Pods, Services, Endpoints and PersistentVolumeClaims;
 ``apps/v1`` Deployments, ReplicaSets, StatefulSets, DaemonSets and ControllerRevisions;
 ``batch/v1`` Jobs and CronJobs; ``policy/v1`` PodDisruptionBudgets; and
-``networking.k8s.io/v1`` NetworkPolicies and Ingresses.
+``networking.k8s.io/v1`` NetworkPolicies and Ingresses; ``autoscaling/v2``
+HorizontalPodAutoscalers (:mod:`autoscaling`).
 
 The objects are stored and validated like kube's, but nothing runs them: no scheduler,
 kubelet or workload controller exists here. Their status is whatever a client writes
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 from pyocm.apiserver.registry.builtin import (
     appsvalidation,
+    autoscaling,
     batchvalidation,
     coreprinters,
     corevalidation,
@@ -290,4 +292,4 @@ def _batch_policy_networking() -> list[ResourceInfo]:
 
 def workload_resources() -> list[ResourceInfo]:
     """Every workload and service resource, with fresh strategy instances."""
-    return _core() + _apps() + _batch_policy_networking()
+    return _core() + _apps() + _batch_policy_networking() + autoscaling.resources()
