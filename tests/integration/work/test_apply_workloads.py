@@ -59,3 +59,29 @@ async def test_a_deployment_is_applied_and_put_back(
     await api.update(kinds.DEPLOYMENT, live)
     restored = await apply_manifest(spoke, manifest, kind=kind, strategy=None, owner=None)
     assert restored.changed and restored.obj["spec"]["replicas"] == 2
+
+
+def service(name: str, port: int) -> Obj:
+    return {
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": {"selector": {"app": name}, "ports": [{"port": port}]},
+    }
+
+
+async def test_a_service_keeps_its_cluster_ip_through_updates(
+    spoke: KubeSpoke, unique: str
+) -> None:
+    kind = await resolve(spoke, service(unique, 80))
+    created = await apply_manifest(spoke, service(unique, 80), kind=kind, strategy=None, owner=None)
+    cluster_ip = created.obj["spec"]["clusterIP"]
+    assert cluster_ip
+    assert created.obj["metadata"]["annotations"]["operator.openshift.io/spec-hash"]
+    # Defaulted fields (cluster IP, type, protocol) do not count as drift.
+    same = await apply_manifest(spoke, service(unique, 80), kind=kind, strategy=None, owner=None)
+    assert not same.changed
+    # library-go writes the manifest's spec whole; the server keeps the allocated IP.
+    moved = await apply_manifest(spoke, service(unique, 81), kind=kind, strategy=None, owner=None)
+    assert moved.changed and moved.obj["spec"]["ports"][0]["port"] == 81
+    assert moved.obj["spec"]["clusterIP"] == cluster_ip
