@@ -84,7 +84,11 @@ class ServerConfig:
     def __post_init__(self) -> None:
         if not 0 < self.watch_bookmark_interval <= 60:
             raise ValueError("watch_bookmark_interval must be more than 0 and at most 60 seconds")
-        for name in ("tls_handshake_timeout", "read_header_timeout", "unauthenticated_idle_timeout"):
+        for name in (
+            "tls_handshake_timeout",
+            "read_header_timeout",
+            "unauthenticated_idle_timeout",
+        ):
             if not getattr(self, name) > 0:
                 raise ValueError(f"{name} must be more than 0 seconds")
         if self.max_connections < 0:

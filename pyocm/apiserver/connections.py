@@ -114,9 +114,7 @@ class Listener:
     Accepting here rather than in ``loop.create_server`` is what lets the hub count a
     connection from its first moment and close one it cannot afford at once."""
 
-    def __init__(
-        self, *, server: web.Server, ssl_context: ssl.SSLContext, limits: Limits
-    ) -> None:
+    def __init__(self, *, server: web.Server, ssl_context: ssl.SSLContext, limits: Limits) -> None:
         self._server = server
         self._ssl = ssl_context
         self._limits = limits
@@ -420,9 +418,7 @@ def _read_certificate(
     tls = transport.get_extra_info("ssl_object")
     if tls is None:
         return None
-    return client_certificate(
-        tls.getpeercert(), tls.getpeercert(binary_form=True), issuer=issuer
-    )
+    return client_certificate(tls.getpeercert(), tls.getpeercert(binary_form=True), issuer=issuer)
 
 
 def certificate(request: web.BaseRequest, issuer: x509.Certificate) -> ClientCertificate | None:
