@@ -107,21 +107,6 @@ def other_applied_work_owners(owner: OwnerReference, refs: Iterable[Mapping[str,
     )
 
 
-def without_owner(refs: Sequence[Mapping[str, Any]], owner: OwnerReference) -> list[Any]:
-    """``refs`` less the reference ``MergeOwnerRefs`` matches to ``owner`` (same name,
-    kind and API group)."""
-    group = _group(owner["apiVersion"])
-    return [
-        dict(ref)
-        for ref in refs
-        if not (
-            ref.get("name") == owner["name"]
-            and ref.get("kind") == owner["kind"]
-            and _group(str(ref.get("apiVersion") or "")) == group
-        )
-    ]
-
-
 def identity(resource: Mapping[str, Any]) -> tuple[str, str, str, str]:
     """A resource's ``ResourceIdentifier`` (group, resource, namespace, name): the
     version is left out, as upstream compares applied resources."""
@@ -233,8 +218,3 @@ async def remove_finalizer(spoke: SpokeClient, applied: AppliedManifestWork) -> 
     except ApiError as err:
         if err.code != 404:
             raise
-
-
-def _group(api_version: str) -> str:
-    group, _, _ = api_version.rpartition("/")
-    return group

@@ -4,7 +4,8 @@ For each recorded resource, read it from the managed cluster and:
 
 * gone, or not owned by this AppliedManifestWork (orphaned, or someone took it over):
   nothing to do;
-* owned by other AppliedManifestWorks too: only this owner reference is removed;
+* owned by other AppliedManifestWorks too: only this owner reference is removed
+  (upstream's ``ApplyOwnerReferences`` with the ``<uid>-`` form);
 * recreated since (another uid): forgotten, the recorded instance is gone;
 * already being deleted: pending;
 * otherwise deleted with a uid precondition (Background propagation, as upstream),
@@ -17,7 +18,6 @@ the others.
 
 from __future__ import annotations
 
-import copy
 import logging
 from dataclasses import dataclass, field
 
@@ -29,8 +29,9 @@ from pyocm.work.agent.appliedwork import (
     is_owned_by,
     kind_of,
     other_applied_work_owners,
-    without_owner,
+    removal_of,
 )
+from pyocm.work.agent.apply.owners import ensure_owner
 from pyocm.work.agent.spoke import SpokeClient
 
 log = logging.getLogger(__name__)
@@ -78,9 +79,7 @@ async def _delete_one(
     if not is_owned_by(owner, refs):
         return False
     if other_applied_work_owners(owner, refs):
-        updated = copy.deepcopy(found)
-        updated["metadata"]["ownerReferences"] = without_owner(refs, owner)
-        await spoke.update(kind, updated)
+        await ensure_owner(spoke, kind, found, removal_of(owner))
         return False
     if resource.get("uid") != meta.get("uid"):
         return False  # the recorded instance was deleted; a namesake is not ours to delete
