@@ -12,6 +12,7 @@ from typing import Any
 
 from pyocm.api import conditions
 from pyocm.api import kinds as ocm
+from pyocm.base import metrics
 from pyocm.klusterlet.agent import Klusterlet
 from pyocm.local.embedded import EmbeddedCluster
 from pyocm.registration.agent.agent import AgentOptions, RegistrationAgent
@@ -116,3 +117,15 @@ async def work_with(api: Api, cluster: str, name: str, **statuses: str) -> Obj |
         if found.get("status") != status or found.get("observedGeneration") != generation:
             return None
     return work
+
+
+async def reconciled(times: int, *, controller: str = "ManifestWorkController") -> None:
+    """Wait until ``controller`` has reconciled ``times`` more times (in this process:
+    the work agents a test runs), so a test can assert that something did not happen."""
+    stats = metrics.reconcile_stats(controller)
+    start = sum(stats.results.values())
+
+    async def done() -> bool:
+        return sum(stats.results.values()) >= start + times
+
+    await eventually(done)

@@ -1,4 +1,6 @@
-"""``pyocm join`` (the clusteradm way) and ``pyocm agent`` (the klusterlet's flags)."""
+"""``pyocm join`` (the clusteradm way) and ``pyocm agent`` (the klusterlet's flags): both
+run the klusterlet, registration and then the work agent (``--disable-work-agent``:
+registration alone)."""
 
 from __future__ import annotations
 
@@ -8,10 +10,12 @@ from pathlib import Path
 import typer
 import yaml  # type: ignore[import-untyped,unused-ignore]
 
+from pyocm.cli import workagent
 from pyocm.cli.common import fail, run, setup_logging, until_signal
 from pyocm.cli.hub import parse_duration
 from pyocm.cli.metricsserver import DISABLED, parse_bind_address, serving_metrics
 from pyocm.cli.metricsserver import HELP as METRICS_HELP
+from pyocm.klusterlet.agent import DEFAULT_WORK, Klusterlet
 from pyocm.local.embedded import EmbeddedCluster
 from pyocm.pki.kubeconfig import build_kubeconfig
 from pyocm.registration import bootstraptoken, clusterinfo
@@ -20,6 +24,7 @@ from pyocm.registration.agent.labels import parse_label
 from pyocm.registration.agent.managed import KubeManagedSide
 from pyocm.registration.agent.status import ClaimOptions
 from pyocm.runtime.client import Api
+from pyocm.work.agent.options import WorkAgentOptions
 
 LABEL_HELP = (
     "KEY=VALUE: a label under info.open-cluster-management.io/ to publish on this cluster "
@@ -66,9 +71,10 @@ def join(
         help="Embedded cluster's data (default ~/.local/share/pyocm/clusters/NAME).",
     ),
     cluster_label: list[str] = typer.Option([], "--cluster-label", help=LABEL_HELP),
+    disable_work_agent: bool = workagent.DISABLE_WORK_AGENT,
     log_level: str = typer.Option("WARNING", "--log-level"),
 ) -> None:
-    """Join this cluster to a hub and keep its agent running (Ctrl-C to stop)."""
+    """Join this cluster to a hub and keep its agents running (Ctrl-C to stop)."""
     setup_logging(log_level)
     labels = _labels(cluster_label)
     try:
@@ -86,6 +92,7 @@ def join(
             managed_kubeconfig,
             data_dir,
             labels,
+            None if disable_work_agent else DEFAULT_WORK,
         )
     )
 
@@ -98,6 +105,7 @@ async def _join(
     managed_kubeconfig: Path | None,
     data_dir: Path | None,
     labels: tuple[tuple[str, str | None], ...],
+    work: WorkAgentOptions | None,
 ) -> None:
     ca_pem = await clusterinfo.discover_ca(server, ca_cert_hash=ca_hash)
     bootstrap = build_kubeconfig(server=server, ca_pem=ca_pem, token=str(token))
@@ -118,7 +126,7 @@ async def _join(
             options=AgentOptions(cluster_name=name, labels=labels),
             on_state=lambda state: typer.echo(f"{name}: {state}"),
         )
-        await until_signal(agent.run())
+        await until_signal(Klusterlet.for_cluster(agent, api, work=work).run())
     finally:
         if embedded is not None:
             await embedded.stop()
@@ -156,9 +164,14 @@ def agent(
     spoke_external_server_urls: str = typer.Option("", "--spoke-external-server-urls"),
     cluster_label: list[str] = typer.Option([], "--cluster-label", help=LABEL_HELP),
     metrics_bind_address: str = typer.Option(DISABLED, "--metrics-bind-address", help=METRICS_HELP),
+    disable_work_agent: bool = workagent.DISABLE_WORK_AGENT,
+    status_sync_interval: str = workagent.STATUS_SYNC_INTERVAL,
+    eviction_grace_period: str = workagent.EVICTION_GRACE_PERIOD,
+    max_json_raw_length: int = workagent.MAX_JSON_RAW_LENGTH,
+    workers: int = workagent.WORKERS,
     log_level: str = typer.Option("INFO", "--log-level"),
 ) -> None:
-    """Run the klusterlet registration agent (upstream's flag names)."""
+    """Run the klusterlet: the registration agent, then the work agent (upstream's flag names)."""
     setup_logging(log_level)
     labels = _labels(cluster_label)
     try:
@@ -196,13 +209,28 @@ def agent(
         external_server_urls=urls,
         labels=labels,
     )
-    run(_agent(bootstrap, spoke_kubeconfig, options, metrics_address=metrics_bind_address))
+    work = workagent.work_options(
+        status_sync_interval=status_sync_interval,
+        eviction_grace_period=eviction_grace_period,
+        max_json_raw_length=max_json_raw_length,
+        workers=workers,
+    )
+    run(
+        _agent(
+            bootstrap,
+            spoke_kubeconfig,
+            options,
+            None if disable_work_agent else work,
+            metrics_address=metrics_bind_address,
+        )
+    )
 
 
 async def _agent(
     bootstrap: dict[str, object] | None,
     spoke_kubeconfig: Path,
     options: AgentOptions,
+    work: WorkAgentOptions | None,
     *,
     metrics_address: str = DISABLED,
 ) -> None:
@@ -210,4 +238,4 @@ async def _agent(
         agent = RegistrationAgent(
             bootstrap=bootstrap, managed=KubeManagedSide(api), options=options
         )
-        await until_signal(agent.run())
+        await until_signal(Klusterlet.for_cluster(agent, api, work=work).run())

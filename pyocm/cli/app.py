@@ -15,6 +15,7 @@ from pyocm.cli import (
     token,
     unjoin,
     up,
+    workagent,
     works,
 )
 
@@ -29,6 +30,7 @@ app.command("up")(up.up)
 app.command("controller")(controller.controller)
 app.command("agent")(agent.agent)
 app.command("join")(agent.join)
+app.command("work-agent")(workagent.work_agent)
 app.command("unjoin")(unjoin.unjoin)
 app.command("accept")(clusters.accept)
 app.command("deny")(clusters.deny)
