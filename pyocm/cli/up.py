@@ -30,6 +30,7 @@ from pyocm.cli.common import (
     setup_logging,
     until_signal,
 )
+from pyocm.klusterlet.agent import Klusterlet
 from pyocm.kube import kinds
 from pyocm.local import crdinstall
 from pyocm.local.embedded import EmbeddedCluster
@@ -99,7 +100,8 @@ async def _up(root: Path, host: str, port: int, count: int) -> None:
                 options=AgentOptions(cluster_name=name),
                 on_state=_reporter(name),
             )
-            tasks.append(asyncio.create_task(agent.run()))
+            # The klusterlet: registration, then the work agent with its credential.
+            tasks.append(asyncio.create_task(Klusterlet.for_cluster(agent, cluster.api).run()))
         for name in names:
             await accept_cluster(api, name, wait=True, timeout=60)
         await _wait_available(api, names)
