@@ -472,3 +472,24 @@ async def test_a_record_whose_work_vanished_while_the_agent_was_away_is_evicted(
             assert "status" not in left or "evictionStartTime" not in left["status"]
     finally:
         await managed.stop()
+
+
+async def test_a_deleted_resource_is_put_back_at_the_status_sync_not_only_the_resync(
+    hub: HubProcess, api: Api, tmp_path: Path, unique: str
+) -> None:
+    """The status sync that finds an applied resource gone has the work applied at once;
+    upstream waits for its 4 to 6 minute resync (here an hour, never reached)."""
+    cluster = f"c-{unique}"
+    slow_resync = dataclasses.replace(FAST, resync_interval=3600.0)
+    async with joined(api, hub, tmp_path, cluster, work=slow_resync) as (managed, _):
+        spoke = managed.api
+        await api.create(ocm.MANIFEST_WORK, manifest_work("w", cluster, configmap("back", a="1")))
+        await eventually(lambda: work_with(api, cluster, "w", Applied="True", Available="True"))
+        before = await spoke.get(kinds.CONFIGMAP, "back", namespace="default")
+        await spoke.delete(kinds.CONFIGMAP, "back", namespace="default")
+
+        async def recreated() -> bool:
+            found = await spoke.get(kinds.CONFIGMAP, "back", namespace="default")
+            return bool(found["metadata"]["uid"] != before["metadata"]["uid"])
+
+        await eventually(recreated)
