@@ -29,9 +29,9 @@ import copy
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any
 
-from pyocm.api import conditions, models, wellknown, work_v1
+from pyocm.api import models, wellknown, work_v1
 from pyocm.api.models.meta_v1 import OwnerReference
 from pyocm.api.models.work_v1 import (
     AppliedManifestWork,
@@ -72,6 +72,7 @@ from pyocm.work.agent.status.aggregate import (
 from pyocm.work.agent.status.manifest import resource_meta
 from pyocm.work.agent.status.merge import (
     NewManifestCondition,
+    find,
     merge_manifest_conditions,
     set_condition,
 )
@@ -271,10 +272,7 @@ class ManifestWorkController:
         new hub's works are applied once)."""
         if applied["metadata"].get("deletionTimestamp"):
             return None
-        if (
-            conditions.find(cast(list[Obj], status.get("conditions")), wellknown.WORK_APPLIED)
-            is None
-        ):
+        if find(status.get("conditions"), wellknown.WORK_APPLIED) is None:
             return None
         current: list[AppliedResource] = []
         errors: list[str] = []
