@@ -1,8 +1,11 @@
 """Many simulated clusters joining and living against one hub.
 
-Each cluster is a :class:`RegistrationAgent` over a :class:`MemoryCluster`: it joins
-with the fleet's bootstrap token, asks for its certificate by CSR, and once accepted
-reports status and renews its lease on its own connection, exactly as a real agent.
+Each cluster is a :class:`Klusterlet`: a :class:`RegistrationAgent` over a
+:class:`MemoryCluster` and, unless turned off, the real work agent over a
+:class:`MemorySpoke` (the cluster's objects in memory, workload status simulated). It
+joins with the fleet's bootstrap token, asks for its certificate by CSR, and once
+accepted reports status, renews its lease and applies its ManifestWorks on its own
+connections, exactly as a real agent.
 The fleet starts agents at a steady rate, can accept clusters as they ask (what a hub
 admin, or ``pyocm accept``, does), and can take clusters away and bring them back.
 """
@@ -20,6 +23,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from pyocm.api import kinds as ocm
+from pyocm.klusterlet.agent import Klusterlet
 from pyocm.kube import kinds
 from pyocm.kube.status import ApiError
 from pyocm.pki.kubeconfig import build_kubeconfig
@@ -29,6 +33,8 @@ from pyocm.registration.hub.accept import AcceptError, accept_cluster
 from pyocm.runtime.client import Api
 from pyocm.runtime.errors import ApiConnectionError
 from pyocm.sim.memory import ClusterShape, MemoryCluster
+from pyocm.sim.memoryspoke import MemorySpoke, simulated_workloads
+from pyocm.work.agent.options import WorkAgentOptions
 
 log = logging.getLogger(__name__)
 ACCEPT_WORKERS = 16
@@ -49,6 +55,8 @@ class FleetOptions:
     churn: float = 0.0
     churn_downtime: float = 30.0
     shape: ClusterShape = field(default_factory=ClusterShape)
+    #: Run the work agent beside registration (klusterlet's default); None: registration only.
+    work: WorkAgentOptions | None = field(default_factory=lambda: WorkAgentOptions(workers=1))
 
     def __post_init__(self) -> None:
         if self.clusters < 1:
@@ -65,6 +73,8 @@ class FleetOptions:
 class Member:
     name: str
     cluster: MemoryCluster
+    #: The cluster's objects, kept across the agent's restarts (churn).
+    spoke: MemorySpoke
     state: str = "not started"
     started: float = 0.0
     available_after: float | None = None
@@ -90,7 +100,14 @@ class Fleet:
         self.options = options
         self.on_change = on_change
         self.members = [
-            Member(f"{options.prefix}{i + 1}", MemoryCluster(shape=options.shape))
+            Member(
+                f"{options.prefix}{i + 1}",
+                MemoryCluster(shape=options.shape),
+                MemorySpoke(
+                    served=[ocm.APPLIED_MANIFEST_WORK],
+                    status_for=simulated_workloads(nodes=options.shape.nodes),
+                ),
+            )
             for i in range(options.clusters)
         ]
         self._to_accept: asyncio.Queue[Member] = asyncio.Queue()
@@ -170,7 +187,8 @@ class Fleet:
             on_state=lambda state: self._changed(member, state),
         )
         member.agent = agent
-        member.task = asyncio.create_task(agent.run(), name=f"agent {member.name}")
+        klusterlet = Klusterlet(agent, member.spoke, work=self.options.work)
+        member.task = asyncio.create_task(klusterlet.run(), name=f"agent {member.name}")
 
     def _changed(self, member: Member, state: str) -> None:
         member.state = state

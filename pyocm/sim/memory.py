@@ -21,7 +21,12 @@ class ClusterShape:
     allocatable_memory: str = "31Gi"
     pods: str = "110"
     kube_version: str = "v1.30.0"
-    claims: tuple[tuple[str, str], ...] = (("platform.open-cluster-management.io", "Other"),)
+    #: The platform, and that workload status is simulated (the claim an embedded
+    #: cluster publishes, shown by ``pyocm get clusters``).
+    claims: tuple[tuple[str, str], ...] = (
+        ("platform.open-cluster-management.io", "Other"),
+        ("workloads.pyocm.io", "simulated"),
+    )
 
 
 @dataclass

@@ -98,7 +98,9 @@ async def test_a_rotation_storm_renews_every_certificate_at_once(
     fleet = Fleet(api, server=hub.url, ca_pem=hub.ca_pem, options=options)
     async with running(fleet):
         await eventually(lambda: asyncio.sleep(0, fleet.counts().get("available") == 3), timeout=60)
-        before = {m.name: m.cluster.secrets["hub-kubeconfig-secret"]["tls.crt"] for m in fleet.members}
+        before = {
+            m.name: m.cluster.secrets["hub-kubeconfig-secret"]["tls.crt"] for m in fleet.members
+        }
         # An agent's first renewal can come before the hub has made its lease or granted
         # its RBAC; such an agent renews at the start of its next session, so wait until
         # each has one renewal on schedule, and note when each is next due.
@@ -107,10 +109,16 @@ async def test_a_rotation_storm_renews_every_certificate_at_once(
             timeout=90,
         )
         renewed = {
-            m.name: (await api.get(kinds.LEASE, "managed-cluster-lease", namespace=m.name))["spec"]["renewTime"]
+            m.name: (await api.get(kinds.LEASE, "managed-cluster-lease", namespace=m.name))["spec"][
+                "renewTime"
+            ]
             for m in fleet.members
         }
-        due = {m.name: _wall(m.agent.lease_due[1]) for m in fleet.members if m.agent and m.agent.lease_due}
+        due = {
+            m.name: _wall(m.agent.lease_due[1])
+            for m in fleet.members
+            if m.agent and m.agent.lease_due
+        }
         assert fleet.rotation_seconds() == []
         fleet.rotate()
         assert fleet.rotating == 3
@@ -120,7 +128,10 @@ async def test_a_rotation_storm_renews_every_certificate_at_once(
             assert member.cluster.secrets["hub-kubeconfig-secret"]["tls.crt"] != before[member.name]
             csrs = await api.list(kinds.CSR, labels=f"{wellknown.CLUSTER_NAME_LABEL}={member.name}")
             reasons = sorted(c["status"]["conditions"][0]["reason"] for c in csrs["items"])
-            assert reasons == ["AutoApprovedByHubCSRApprovingController", "AutoApprovedByPyocmAccept"]
+            assert reasons == [
+                "AutoApprovedByHubCSRApprovingController",
+                "AutoApprovedByPyocmAccept",
+            ]
         # Each agent goes on with its new certificate, on its lease schedule: a rotation
         # is no reason to renew the lease again at once. The fleet counted 3 available
         # all along; the hub writes the rotated condition after the renewal is stored.
@@ -171,3 +182,61 @@ def test_the_sim_command_refuses_bad_options(hub: HubProcess) -> None:
     process = Running("sim", "--clusters", "0", "--kubeconfig", str(hub.kubeconfig))
     process.wait_for("--clusters must be at least 1")
     assert process.process.wait(timeout=30) == 2
+
+
+async def test_simulated_clusters_apply_their_works(hub: HubProcess, api: Api, unique: str) -> None:
+    options = FleetOptions(
+        clusters=2, prefix=f"{unique}-", join_rate=50, auto_accept=True, healthcheck_period=5
+    )
+    fleet = Fleet(api, server=hub.url, ca_pem=hub.ca_pem, options=options)
+    member = fleet.members[0]
+    deployment = {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "web", "namespace": "default"},
+        "spec": {
+            "replicas": 2,
+            "selector": {"matchLabels": {"app": "web"}},
+            "template": {
+                "metadata": {"labels": {"app": "web"}},
+                "spec": {"containers": [{"name": "web", "image": "nginx:1.27"}]},
+            },
+        },
+    }
+    work = {
+        "metadata": {"name": "web", "namespace": member.name},
+        "spec": {
+            "workload": {"manifests": [deployment]},
+            "manifestConfigs": [
+                {
+                    "resourceIdentifier": {
+                        "group": "apps",
+                        "resource": "deployments",
+                        "name": "web",
+                        "namespace": "default",
+                    },
+                    "feedbackRules": [{"type": "WellKnownStatus"}],
+                }
+            ],
+        },
+    }
+    async with running(fleet):
+        await eventually(lambda: asyncio.sleep(0, fleet.counts().get("available") == 2), timeout=60)
+        await api.create(ocm.MANIFEST_WORK, work)
+
+        async def reported() -> Obj:
+            got = await api.get(ocm.MANIFEST_WORK, "web", namespace=member.name)
+            found = got.get("status", {}).get("conditions", [])
+            assert conditions.is_true(found, "Applied") and conditions.is_true(found, "Available")
+            return got
+
+        done = await eventually(reported, timeout=60)
+        feedback = done["status"]["resourceStatus"]["manifests"][0]["statusFeedback"]["values"]
+        assert {
+            "name": "ReadyReplicas",
+            "fieldValue": {"type": "Integer", "integer": 2},
+        } in feedback
+        applied = await member.spoke.get(kinds.DEPLOYMENT, "web", namespace="default")
+        assert applied["spec"]["replicas"] == 2
+        # The other cluster got nothing.
+        assert await fleet.members[1].spoke.list(kinds.DEPLOYMENT) == []
