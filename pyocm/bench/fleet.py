@@ -11,7 +11,12 @@ memory are its own; the simulator runs here, each cluster a real agent, or split
   to check that days of heartbeats do not grow the database;
 * ``rotation-storm``: N clusters joined, then every agent renews its certificate at
   the same moment (a new key, a CSR the hub approves and signs, a new connection); the
-  report says how long the last renewal took and what it cost the hub.
+  report says how long the last renewal took and what it cost the hub;
+* ``works``: N clusters joined, a window without works, then ``--works-per-cluster``
+  ManifestWorks for every cluster created at once (:mod:`pyocm.bench.works`): when all
+  were Applied and Available, the same window with them, and spec-change latency.
+
+Every simulated cluster runs the work agent beside registration, as a klusterlet does.
 
 The report: hub CPU (cores, averaged over the window), hub RSS, lease renewal latency
 as the agents saw it and lease update latency in the hub's handler (from its
@@ -40,6 +45,7 @@ from cryptography import x509
 
 from pyocm.api import conditions, wellknown
 from pyocm.api import kinds as ocm
+from pyocm.bench import works
 from pyocm.bench.simulation import InProcess, Shards, Simulation, Snapshot
 from pyocm.bench.stats import bucketed, latencies, request_buckets
 from pyocm.kube import kinds, timefmt
@@ -50,7 +56,7 @@ from pyocm.runtime.informer import Change, Informer
 from pyocm.sim.fleet import FleetOptions
 from pyocm.testing import HubProcess
 
-SCENARIOS = ("steady", "burst", "heartbeat-churn", "rotation-storm")
+SCENARIOS = ("steady", "burst", "heartbeat-churn", "rotation-storm", "works")
 _TICKS = os.sysconf("SC_CLK_TCK")
 
 
@@ -64,6 +70,8 @@ class Scenario:
     healthcheck_period: float
     #: Simulator processes (one Python process drives a few thousand agents).
     sim_processes: int = 1
+    #: ManifestWorks per cluster in the ``works`` scenario.
+    works_per_cluster: int = 5
 
     @classmethod
     def named(
@@ -75,6 +83,7 @@ class Scenario:
         join_rate: float | None,
         lease_seconds: int | None,
         sim_processes: int = 1,
+        works_per_cluster: int = 5,
     ) -> Scenario:
         if name not in SCENARIOS:
             raise ValueError(f"unknown scenario {name!r}; use one of {', '.join(SCENARIOS)}")
@@ -85,6 +94,7 @@ class Scenario:
             "burst": (10_000.0, 60, 60.0),
             "heartbeat-churn": (50.0, 2, 10.0),
             "rotation-storm": (50.0, 60, 60.0),
+            "works": (50.0, 60, 60.0),
         }[name]
         return cls(
             name=name,
@@ -94,6 +104,7 @@ class Scenario:
             lease_seconds=lease_seconds or defaults[1],
             healthcheck_period=defaults[2],
             sim_processes=sim_processes,
+            works_per_cluster=works_per_cluster,
         )
 
 
@@ -220,9 +231,8 @@ async def _measure(
             window = time.monotonic() - t1
             seen = await fleet.snapshot()
             report.add("window", f"{window:.0f} s, lease every {scenario.lease_seconds} s")
-            report.add(
-                "hub CPU in the window", f"{(stats.cpu_seconds() - cpu1) / window:.2f} cores"
-            )
+            window_cores = (stats.cpu_seconds() - cpu1) / window
+            report.add("hub CPU in the window", f"{window_cores:.2f} cores")
             report.add("hub RSS at the end", f"{stats.rss_mib():.0f} MiB")
             report.add("lease renewal (agent's view)", latencies(sorted(seen.lease_seconds)))
             metrics1 = await admin.text("/metrics")
@@ -243,10 +253,60 @@ async def _measure(
             report.add("objects per cluster", f"{total / scenario.clusters:.1f} ({total} in all)")
             top = ", ".join(f"{k} {v}" for k, v in objects.most_common(6))
             report.add("largest kinds", top)
+            if scenario.name == "works":
+                await _works(scenario, admin, stats, report, baseline=window_cores)
         finally:
             watcher.cancel()
             await asyncio.gather(watcher, return_exceptions=True)
             await fleet.stop()
+
+
+async def _works(
+    scenario: Scenario,
+    admin: Api,
+    stats: ProcessStats,
+    report: Report,
+    *,
+    baseline: float,
+) -> None:
+    """The works phase, after the window without works (whose hub CPU was ``baseline``
+    cores)."""
+    clusters = [
+        item["metadata"]["name"] for item in (await admin.list_all(ocm.MANAGED_CLUSTER))["items"]
+    ]
+    watch = works.WorkWatch.on(admin)
+    watching = asyncio.create_task(watch.informer.run())
+    try:
+        await watch.informer.wait_synced()
+        t0 = time.monotonic()
+        total = await works.create_all(admin, clusters, per_cluster=scenario.works_per_cluster)
+        created_in = time.monotonic() - t0
+        finished = await works.until_done(watch, total, timeout=max(120.0, total / 20))
+        took = time.monotonic() - t0
+        report.add(
+            "works created",
+            f"{total} in {created_in:.1f} s ({scenario.works_per_cluster} per cluster)",
+        )
+        label = "all Applied and Available after" if finished else "NOT all done after"
+        report.add(label, f"{took:.1f} s ({len(watch.finished)} of {total})")
+        await asyncio.sleep(10.0)  # let the status writes settle
+        cpu0, t1 = stats.cpu_seconds(), time.monotonic()
+        await asyncio.sleep(scenario.duration)
+        window = time.monotonic() - t1
+        with_works = (stats.cpu_seconds() - cpu0) / window
+        report.add(
+            "hub CPU in the window, with works",
+            f"{with_works:.2f} cores ({with_works - baseline:+.2f} against the window without)",
+        )
+        report.add("hub RSS with works", f"{stats.rss_mib():.0f} MiB")
+        seconds, asked = await works.change_latencies(admin, watch, clusters)
+        report.add(
+            "spec change to Applied (hub view)",
+            f"{latencies(seconds)} ({len(seconds)} of {asked} seen)",
+        )
+    finally:
+        watching.cancel()
+        await asyncio.gather(watching, return_exceptions=True)
 
 
 async def _storm(fleet: Simulation, stats: ProcessStats, report: Report, *, timeout: float) -> None:

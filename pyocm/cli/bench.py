@@ -37,7 +37,7 @@ def bench_fleet(
     scenario: str = typer.Option(
         "steady",
         "--scenario",
-        help="steady, burst, heartbeat-churn or rotation-storm (see pyocm/bench/fleet.py).",
+        help="steady, burst, heartbeat-churn, rotation-storm or works (see pyocm/bench/fleet.py).",
     ),
     clusters: int = typer.Option(200, "--clusters", min=1, help="Simulated clusters."),
     duration: float = typer.Option(
@@ -55,6 +55,9 @@ def bench_fleet(
         min=1,
         help="Simulator processes sharing the clusters (one drives a few thousand).",
     ),
+    works_per_cluster: int = typer.Option(
+        5, "--works-per-cluster", min=1, help="ManifestWorks per cluster (works scenario)."
+    ),
 ) -> None:
     """A hub process, a simulated fleet, and what it costs the hub."""
     raise_open_file_limit()  # the simulator processes inherit it
@@ -66,6 +69,7 @@ def bench_fleet(
             join_rate=join_rate or None,
             lease_seconds=lease_duration or None,
             sim_processes=sim_processes,
+            works_per_cluster=works_per_cluster,
         )
     except ValueError as err:
         fail(str(err), code=2)

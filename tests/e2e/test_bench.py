@@ -89,6 +89,23 @@ def test_fleet_benchmark_times_a_rotation_storm() -> None:
     assert report["Available -> Unknown transitions"] == "0"
 
 
+def test_fleet_benchmark_runs_works_through_the_fleet() -> None:
+    lines = bench(
+        "fleet", "--scenario", "works", "--clusters", "3", "--duration", "2",
+        "--works-per-cluster", "2",
+    )  # fmt: skip
+    report = {line[:35].strip(): line[35:] for line in lines}
+    assert re.match(r"6 in [\d.]+ s \(2 per cluster\)$", report["works created"])
+    assert re.match(r"[\d.]+ s \(6 of 6\)$", report["all Applied and Available after"])
+    assert re.match(
+        r"[\d.]+ cores \([+-][\d.]+ against the window without\)$",
+        report["hub CPU in the window, with works"],
+    )
+    assert re.match(
+        r"n=\d+ p50=\d+ ms .*\(\d+ of 200 seen\)$", report["spec change to Applied (hub view)"]
+    )
+
+
 def test_fleet_benchmark_refuses_an_unknown_scenario() -> None:
     done = subprocess.run(
         [sys.executable, "-m", "pyocm", "bench", "fleet", "--scenario", "nope"],
