@@ -42,6 +42,11 @@ class MemorySpoke:
         for kind in itertools.chain(_builtin_kinds(), served):
             self._serve(kind)
         self._objects: dict[Key, Obj] = {}
+        # Indexes, so a cluster holding thousands of objects lists one kind and collects
+        # one owner's dependents without scanning everything.
+        self._by_kind: dict[tuple[str, str], dict[Key, Obj]] = {}
+        self._owner_uids: dict[Key, set[str]] = {}
+        self._dependents: dict[str, set[Key]] = {}
         self._revision = itertools.count(1)
         self._status_for = status_for
 
@@ -59,10 +64,11 @@ class MemorySpoke:
         return copy.deepcopy(self._stored(kind, name, namespace))
 
     async def list(self, kind: Kind, *, namespace: str | None = None) -> list[Obj]:
+        found = self._by_kind.get((kind.group, kind.plural), {})
         return [
             copy.deepcopy(obj)
-            for (group, plural, ns, _), obj in sorted(self._objects.items())
-            if (group, plural) == (kind.group, kind.plural) and namespace in (None, ns)
+            for (_, _, ns, _), obj in sorted(found.items())
+            if namespace in (None, ns)
         ]
 
     async def create(self, kind: Kind, obj: Obj) -> Obj:
@@ -177,7 +183,7 @@ class MemorySpoke:
             if status is not None:
                 obj["status"] = status
         meta["resourceVersion"] = str(next(self._revision))
-        self._objects[key] = obj
+        self._put(key, obj)
         if kind == kinds.CRD:
             self._serve_crd(obj)
         return copy.deepcopy(obj)
@@ -197,19 +203,38 @@ class MemorySpoke:
                     )
                 )
 
+    def _put(self, key: Key, obj: Obj) -> None:
+        self._unindex(key)
+        self._objects[key] = obj
+        self._by_kind.setdefault(key[:2], {})[key] = obj
+        uids = {str(o.get("uid")) for o in obj["metadata"].get("ownerReferences") or []}
+        self._owner_uids[key] = uids
+        for uid in uids:
+            self._dependents.setdefault(uid, set()).add(key)
+
+    def _unindex(self, key: Key) -> None:
+        self._by_kind.get(key[:2], {}).pop(key, None)
+        for uid in self._owner_uids.pop(key, set()):
+            keys = self._dependents.get(uid)
+            if keys is not None:
+                keys.discard(key)
+                if not keys:
+                    del self._dependents[uid]
+
     def _remove(self, key: Key, *, orphan: bool) -> None:
         removed = self._objects.pop(key, None)
+        self._unindex(key)
         if removed is None:
             return
         uid = removed["metadata"]["uid"]
         # The garbage collector: dependents lose the owner, and go when none is left.
-        for other_key, other in list(self._objects.items()):
+        for other_key in sorted(self._dependents.get(uid, set())):
+            other = self._objects[other_key]
             owners = other["metadata"].get("ownerReferences") or []
             kept = [owner for owner in owners if owner.get("uid") != uid]
-            if len(kept) == len(owners):
-                continue
             other["metadata"]["ownerReferences"] = kept
             other["metadata"]["resourceVersion"] = str(next(self._revision))
+            self._put(other_key, other)
             if not kept and not orphan:
                 if other["metadata"].get("finalizers"):
                     other["metadata"].setdefault("deletionTimestamp", timefmt.now_rfc3339())

@@ -85,3 +85,58 @@ async def test_workloads_get_the_simulated_status_at_once() -> None:
     available = {c["type"]: c for c in made["status"]["conditions"]}["Available"]
     assert available["status"] == "True"
     assert "simulated" in available["message"]
+
+
+def owned(name: str, *owners: dict[str, object]) -> dict[str, object]:
+    return {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {
+            "name": name,
+            "namespace": "default",
+            "ownerReferences": [
+                {
+                    "apiVersion": "v1",
+                    "kind": "ConfigMap",
+                    "name": o["metadata"]["name"],
+                    "uid": o["metadata"]["uid"],
+                }  # type: ignore[index]
+                for o in owners
+            ],
+        },
+    }
+
+
+async def test_a_dependent_goes_with_its_last_owner_and_only_then() -> None:
+    spoke = MemorySpoke()
+    first = await spoke.create(kinds.CONFIGMAP, owned("first"))
+    second = await spoke.create(kinds.CONFIGMAP, owned("second"))
+    await spoke.create(kinds.CONFIGMAP, owned("shared", first, second))
+    await spoke.create(
+        kinds.CONFIGMAP,
+        owned("child", await spoke.get(kinds.CONFIGMAP, "shared", namespace="default")),
+    )
+    await spoke.delete(kinds.CONFIGMAP, "first", namespace="default")
+    shared = await spoke.get(kinds.CONFIGMAP, "shared", namespace="default")
+    assert [o["name"] for o in shared["metadata"]["ownerReferences"]] == ["second"]
+    await spoke.delete(kinds.CONFIGMAP, "second", namespace="default")
+    assert [o["metadata"]["name"] for o in await spoke.list(kinds.CONFIGMAP)] == []
+
+
+async def test_orphaning_keeps_dependents_without_the_owner() -> None:
+    spoke = MemorySpoke()
+    owner = await spoke.create(kinds.CONFIGMAP, owned("owner"))
+    await spoke.create(kinds.CONFIGMAP, owned("kept", owner))
+    await spoke.delete(kinds.CONFIGMAP, "owner", namespace="default", propagation="Orphan")
+    kept = await spoke.get(kinds.CONFIGMAP, "kept", namespace="default")
+    assert kept["metadata"]["ownerReferences"] == []
+
+
+async def test_lists_are_by_kind_and_namespace() -> None:
+    spoke = MemorySpoke()
+    for namespace in ("a", "b"):
+        await spoke.create(kinds.CONFIGMAP, {"metadata": {"name": "x", "namespace": namespace}})
+        await spoke.create(kinds.SECRET, {"metadata": {"name": "x", "namespace": namespace}})
+    assert [o["metadata"]["namespace"] for o in await spoke.list(kinds.CONFIGMAP)] == ["a", "b"]
+    assert len(await spoke.list(kinds.SECRET, namespace="b")) == 1
+    assert len(spoke) == 4
