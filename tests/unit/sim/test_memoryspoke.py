@@ -3,6 +3,8 @@ request (no RBAC), and says so."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from pyocm.kube import kinds
@@ -87,7 +89,7 @@ async def test_workloads_get_the_simulated_status_at_once() -> None:
     assert "simulated" in available["message"]
 
 
-def owned(name: str, *owners: dict[str, object]) -> dict[str, object]:
+def owned(name: str, *owners: dict[str, Any]) -> dict[str, Any]:
     return {
         "apiVersion": "v1",
         "kind": "ConfigMap",
@@ -100,7 +102,7 @@ def owned(name: str, *owners: dict[str, object]) -> dict[str, object]:
                     "kind": "ConfigMap",
                     "name": o["metadata"]["name"],
                     "uid": o["metadata"]["uid"],
-                }  # type: ignore[index]
+                }
                 for o in owners
             ],
         },
