@@ -283,14 +283,16 @@ class ManifestWorkController:
                 if err.code == 404:
                     continue
                 errors.append(
-                    f"failed to get resource with key {outcome.meta.get('namespace', '')}/"
-                    f"{outcome.meta.get('name', '')}: {err.message}"
+                    f"failed to get resource with key {_key(outcome.meta)}: {err.message}"
                 )
                 continue
-            if uid is None:
+            except UnknownResource as err:
+                errors.append(f"failed to get resource with key {_key(outcome.meta)}: {err}")
                 continue
             current.append(_applied_resource(outcome.meta, uid))
         if errors:
+            # Upstream's getUIDFromResult errors: the record is left as it is, so nothing
+            # the work maintains is taken for a resource that left it (and deleted).
             return _Record(status=dict(applied.get("status", {})), pending=[], errors=errors)
         recorded = list(applied.get("status", {}).get("appliedResources") or [])
         left = appliedwork.find_untracked(recorded, current)
@@ -312,16 +314,17 @@ class ManifestWorkController:
             record_status.pop("appliedResources", None)
         return _Record(status=record_status, pending=deletion.pending, errors=[])
 
-    async def _uid(self, outcome: Outcome) -> str | None:
-        """The applied object's uid: from the apply's answer, else read (None: the
-        manifest names no readable resource)."""
+    async def _uid(self, outcome: Outcome) -> str:
+        """The applied object's uid: from the apply's answer, else read; the read's
+        :class:`ApiError`, or :class:`UnknownResource` when the manifest's resource is
+        not known (its kind did not resolve, or it has no name) and so cannot be read."""
         if outcome.error is None and outcome.obj is not None:
             uid = (outcome.obj.get("metadata") or {}).get("uid")
             if uid:
                 return str(uid)
         meta = outcome.meta
         if not (meta.get("resource") and meta.get("version") and meta.get("name")):
-            return None
+            raise UnknownResource(f"resource with key {_key(meta)} not found")
         kind = outcome.kind or Kind(
             meta.get("group", ""),
             meta.get("version", ""),
@@ -332,8 +335,7 @@ class ManifestWorkController:
         found = await self.spoke.get(
             kind, meta.get("name", ""), namespace=meta.get("namespace") or None
         )
-        uid = (found.get("metadata") or {}).get("uid")
-        return str(uid) if uid else None
+        return str((found.get("metadata") or {}).get("uid") or "")
 
     # What next.
 
@@ -361,6 +363,11 @@ class ManifestWorkController:
             return Result(requeue_after=min(after, self.cleanups.when(key)))
         self.cleanups.forget(key)
         return Result(requeue_after=after)
+
+
+class UnknownResource(Exception):
+    """A manifest whose resource cannot be looked up (upstream's ``resource with key
+    <namespace>/<name> not found``): its kind did not resolve, or it names no object."""
 
 
 @dataclass
@@ -396,6 +403,10 @@ def _without_ordinal(meta: ResourceMeta) -> tuple[str, ...]:
         str(meta.get(field, "") or "")  # type: ignore[misc]
         for field in ("group", "version", "kind", "resource", "name", "namespace")
     )
+
+
+def _key(meta: ResourceMeta) -> str:
+    return f"{meta.get('namespace', '')}/{meta.get('name', '')}"
 
 
 def _applied_resource(meta: ResourceMeta, uid: str) -> AppliedResource:

@@ -18,6 +18,7 @@ from pyocm.kube.patches import merge_patch
 from pyocm.kube.status import ApiError
 from pyocm.runtime.client import Api
 from pyocm.runtime.informer import Informer
+from pyocm.runtime.restmapper import NoKindMatchError
 from pyocm.sim.memoryspoke import MemorySpoke
 from pyocm.work.agent.options import WorkAgentOptions
 from pyocm.work.agent.reconcile import ManifestWorkController
@@ -214,3 +215,40 @@ async def test_works_not_ready_for_the_agent_are_left_alone(spoke: MemorySpoke) 
         assert hub.patches == []
     assert await spoke.list(kinds.CONFIGMAP) == []
     assert await spoke.list(ocm.APPLIED_MANIFEST_WORK) == []
+
+
+@pytest.mark.parametrize(
+    "failure",
+    [
+        ApiError(code=503, reason="ServiceUnavailable", message="discovery unavailable"),
+        NoKindMatchError(group="", version="v1", kind="ConfigMap"),
+    ],
+    ids=["discovery-503", "no-kind-match"],
+)
+async def test_a_kind_that_does_not_resolve_deletes_nothing(
+    spoke: MemorySpoke, failure: Exception
+) -> None:
+    """Upstream's getUIDFromResult: a manifest whose resource is unknown is an error,
+    so the AppliedManifestWork keeps its record and nothing is taken for removed."""
+    clock = FakeClock()
+    reconciler, _, works = controller(spoke, manifest_work(configmap("a", x="1")), clock)
+    await driven(clock, reconciler.reconcile(KEY))
+    record = await spoke.get(ocm.APPLIED_MANIFEST_WORK, f"{HASH}-w")
+    resolving = spoke.kind_for
+
+    async def failing(**_: str) -> Any:
+        raise failure
+
+    spoke.kind_for = failing  # type: ignore[method-assign]
+    result = await driven(clock, reconciler.reconcile(KEY))
+    spoke.kind_for = resolving  # type: ignore[method-assign]
+    assert [o["metadata"]["name"] for o in await spoke.list(kinds.CONFIGMAP)] == ["a"]
+    after = await spoke.get(ocm.APPLIED_MANIFEST_WORK, f"{HASH}-w")
+    assert after["status"] == record["status"]
+    assert after["metadata"]["resourceVersion"] == record["metadata"]["resourceVersion"]
+    [(status, message)] = applied_of(works)
+    assert status == "False" and message.startswith("Failed to apply manifest: ")
+    work = works.store.get(KEY) or {}
+    [condition] = [c for c in work["status"]["conditions"] if c["type"] == "Applied"]
+    assert condition["status"] == "False"
+    assert result is not None and result.requeue_after == 0.005  # a failure: backoff
