@@ -152,6 +152,7 @@ class WorkAgent:
             options=options,
             clock=self.clock,
             reapply=lambda key: applying.enqueue(key),
+            backing_off=self.manifests.backing_off,
         )
         manager.controller(
             "AvailableStatusController", self.status.reconcile, workers=options.workers

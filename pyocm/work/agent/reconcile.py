@@ -149,6 +149,11 @@ class ManifestWorkController:
             await appliedwork.write_status(self.spoke, applied, record.status)
         return self._next(key, outcomes, record)
 
+    def backing_off(self, key: str) -> bool:
+        """Whether the work's last apply failed, so it is looked at again after its
+        backoff (which a new generation restarts)."""
+        return self.failures.count(key) > 0
+
     # Reading.
 
     def _work(self, key: str) -> ManifestWork | None:

@@ -9,10 +9,14 @@ manifest's ``Available``, status feedback and condition-rule conditions
 work's status only when that changed.
 
 One thing upstream does not do: a resource that was applied (``Applied`` True, not
-ReadOnly) and is now missing has been deleted behind the agent's back, so the manifest
-work controller is asked to apply the work at once instead of at its next resync.
-Upstream finds such drift only at that resync (4 to 6 minutes); both end in the same
-state.
+ReadOnly, not ``Complete``) and is now missing has been deleted behind the agent's back,
+so the manifest work controller is asked to apply the work at once instead of at its
+next resync. Upstream finds such drift only at that resync (4 to 6 minutes); both end
+in the same state. The shortcut never runs ahead of upstream's own pace otherwise: a
+finished manifest (``Complete`` True, say a Job its TTL removed) is never applied again,
+so its absence is no drift; a work backing off after a failure waits for its backoff;
+and a work is asked at most once per ``status_sync_interval``, however often its status
+is synced in between (each of its changes syncs it).
 """
 
 from __future__ import annotations
@@ -37,7 +41,7 @@ from pyocm.work.agent.options import WorkAgentOptions
 from pyocm.work.agent.reconcile import ManifestCondition, ResourceMeta
 from pyocm.work.agent.requeue import jitter
 from pyocm.work.agent.spoke import SpokeClient
-from pyocm.work.agent.status.aggregate import work_conditions
+from pyocm.work.agent.status.aggregate import manifest_complete, work_conditions
 from pyocm.work.agent.status.available import resource_meta_complete
 from pyocm.work.agent.status.manifest import manifest_status
 from pyocm.work.agent.status.merge import find
@@ -56,18 +60,26 @@ class StatusController:
         options: WorkAgentOptions,
         clock: Clock,
         reapply: Callable[[str], None],
+        backing_off: Callable[[str], bool] = lambda key: False,
     ) -> None:
+        """``reapply(key)`` asks the manifest work controller to apply the work now;
+        ``backing_off(key)`` says whether that controller is waiting out a failure of
+        the work (then it is not asked: its backoff decides when)."""
         self.hub = hub
         self.spoke = spoke
         self.works = works
         self.options = options
         self.clock = clock
         self.reapply = reapply
+        self.backing_off = backing_off
+        # When each work's missing resources last asked for a re-apply.
+        self._reapplied: dict[str, float] = {}
         self.reader = malformed.TypedReader.of(work_v1.MANIFEST_WORK)
 
     async def reconcile(self, key: str) -> Result | None:
         found = self.works.store.get(key)
         if found is None:
+            self._reapplied.pop(key, None)
             return None
         work = models.view(ManifestWork, self.reader.clean(found))
         await self._sync(key, work)
@@ -106,16 +118,24 @@ class StatusController:
                     generation=generation,
                 )
             )
-            drifted = drifted or (
-                obj is None and _absent(error) and _was_applied(entry) and not _read_only(config)
-            )
+            drifted = drifted or (obj is None and _absent(error) and _drift(entry, config))
         status.setdefault("resourceStatus", {})["manifests"] = manifests
         status["conditions"] = work_conditions(
             manifests, generation=generation, existing=status.get("conditions") or [], now=now
         )
         await hubstatus.patch_status(self.hub, work, status)
         if drifted:
-            self.reapply(key)
+            self._ask_reapply(key)
+
+    def _ask_reapply(self, key: str) -> None:
+        if self.backing_off(key):
+            return
+        now = self.clock.monotonic()
+        last = self._reapplied.get(key)
+        if last is not None and now - last < self.options.status_sync_interval:
+            return
+        self._reapplied[key] = now
+        self.reapply(key)
 
     async def _read(
         self, resource: ResourceMeta
@@ -139,9 +159,16 @@ class StatusController:
         return found, None
 
 
-def _was_applied(entry: ManifestCondition) -> bool:
+def _drift(entry: ManifestCondition, config: ManifestConfig | None) -> bool:
+    """Whether the manifest's resource, found missing, is one the agent would put back:
+    applied, and neither ReadOnly nor finished (a finished one is not applied again)."""
     applied = find(entry.get("conditions"), APPLIED)
-    return applied is not None and applied.get("status") == "True"
+    return (
+        applied is not None
+        and applied.get("status") == "True"
+        and not manifest_complete(entry)
+        and not _read_only(config)
+    )
 
 
 def _read_only(config: ManifestConfig | None) -> bool:
