@@ -50,7 +50,7 @@ from pyocm.runtime.controller import Result
 from pyocm.runtime.informer import Informer
 from pyocm.work.agent import appliedwork, hubstatus
 from pyocm.work.agent.appliedwork import AppliedResource
-from pyocm.work.agent.apply import apply_manifest, resolve
+from pyocm.work.agent.apply import ResourceCache, apply_manifest, resolve
 from pyocm.work.agent.apply.errors import (
     ApplyError,
     ExecutorDenied,
@@ -117,6 +117,8 @@ class ManifestWorkController:
         self.failures = Failures(APPLY_BACKOFF)
         self.cleanups = Failures(APPLY_BACKOFF)
         self._generations: dict[str, int] = {}
+        # Each work's Update-strategy record of what it applied (see apply.cache).
+        self._applied: dict[str, ResourceCache] = {}
 
     async def reconcile(self, key: str) -> Result | None:
         work = self._work(key)
@@ -141,7 +143,9 @@ class ManifestWorkController:
                 labels=meta.get("labels", {}),
             ),
         )
-        outcomes = await self._apply_all(work, appliedwork.owner_of(applied))
+        cache = self._applied.setdefault(key, ResourceCache())
+        outcomes = await self._apply_all(work, appliedwork.owner_of(applied), cache)
+        cache.prune()  # what left the work is no longer applied
         status = self._status(work, outcomes)
         record = await self._record(work, status, applied, outcomes)
         await hubstatus.patch_status(self.hub, work, status)
@@ -169,19 +173,24 @@ class ManifestWorkController:
 
     def _forget(self, key: str) -> None:
         self._generations.pop(key, None)
+        self._applied.pop(key, None)
         self.failures.forget(key)
         self.cleanups.forget(key)
 
     # Applying.
 
-    async def _apply_all(self, work: ManifestWork, owner: OwnerReference) -> list[Outcome]:
+    async def _apply_all(
+        self, work: ManifestWork, owner: OwnerReference, cache: ResourceCache
+    ) -> list[Outcome]:
         manifests = list(work.get("spec", {}).get("workload", {}).get("manifests") or [])
         outcomes: list[Outcome | None] = [None] * len(manifests)
         pauses = DEFAULT_BACKOFF.delays()
         while True:
             for index in apply_order(manifests):
                 if outcomes[index] is None or _stale(outcomes[index]):
-                    outcomes[index] = await self._apply_one(index, manifests[index], work, owner)
+                    outcomes[index] = await self._apply_one(
+                        index, manifests[index], work, owner, cache
+                    )
             if not any(_stale(outcome) for outcome in outcomes):
                 break
             pause = next(pauses, None)
@@ -191,7 +200,12 @@ class ManifestWorkController:
         return [outcome for outcome in outcomes if outcome is not None]
 
     async def _apply_one(
-        self, index: int, manifest: Any, work: ManifestWork, owner: OwnerReference
+        self,
+        index: int,
+        manifest: Any,
+        work: ManifestWork,
+        owner: OwnerReference,
+        cache: ResourceCache,
     ) -> Outcome:
         readable = manifest if isinstance(manifest, dict) else None
         try:
@@ -228,6 +242,7 @@ class ManifestWorkController:
                 strategy=config.get("updateStrategy") if config else None,
                 owner=owner if owned else appliedwork.removal_of(owner),
                 executor=spec.get("executor"),
+                cache=cache,
             )
         except (ApiError, ApplyError) as err:
             outcome.error = err

@@ -39,6 +39,7 @@ from pyocm.api.models.meta_v1 import OwnerReference
 from pyocm.api.models.work_v1 import ManifestWorkSpecManifestConfigUpdateStrategy
 from pyocm.kube.kinds import Kind
 from pyocm.runtime.restmapper import NoKindMatchError
+from pyocm.work.agent.apply.cache import ResourceCache
 from pyocm.work.agent.apply.createonly import apply_create_only
 from pyocm.work.agent.apply.errors import (
     ApplyError,
@@ -59,6 +60,7 @@ __all__ = [
     "Executor",
     "ExecutorDenied",
     "IgnoreFieldError",
+    "ResourceCache",
     "ServerSideApplyConflict",
     "UpdateStrategy",
     "apply_manifest",
@@ -115,11 +117,14 @@ async def apply_manifest(
     strategy: UpdateStrategy | None,
     owner: OwnerReference | None,
     executor: Executor | None = None,
+    cache: ResourceCache | None = None,
 ) -> Applied:
     """Apply ``manifest`` (of the served ``kind``, from :func:`resolve`) to the managed
     cluster with ``strategy`` (None: Update), putting ``owner`` on what is written
     (None: no owner reference is added or taken off), after checking that ``executor``,
-    when the work names one, may."""
+    when the work names one, may. ``cache`` is the Update strategy's record of what it
+    applied (:mod:`~pyocm.work.agent.apply.cache`), which lets it skip unchanged
+    manifests over unchanged objects."""
     if (manifest.get("apiVersion"), manifest.get("kind")) != (kind.api_version, kind.kind):
         raise ValueError(f"{kind.api_version} {kind.kind} is not the kind of this manifest")
     required = _required(manifest, kind)
@@ -146,7 +151,7 @@ async def apply_manifest(
         config = strategy.get("serverSideApply") if strategy else None
         obj, changed = await apply_server_side(spoke, kind, required, owner, config)
     else:
-        obj, changed = await apply_update(spoke, kind, required, owner)
+        obj, changed = await apply_update(spoke, kind, required, owner, cache=cache)
     return Applied(kind, obj, changed)
 
 

@@ -10,8 +10,10 @@ resourceVersion, whenever it differs from the manifest outside metadata and stat
 
 So drift is put back at the next apply: a changed field returns to the manifest's value
 and a deleted object is created again. A field the server defaults differs from a
-manifest that leaves it out, so such objects are written at every apply, as upstream
-does (the server stores nothing new when the write changes nothing).
+manifest that leaves it out, so such an object would be written at every apply; as
+upstream, a :class:`~pyocm.work.agent.apply.cache.ResourceCache` skips the apply (no
+compare, no write) while the manifest is the one last applied and the object's
+resourceVersion the one that apply left.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from typing import Final
 from pyocm.api.models.meta_v1 import OwnerReference
 from pyocm.kube.kinds import Kind
 from pyocm.kube.status import ApiError
+from pyocm.work.agent.apply.cache import ResourceCache, fingerprint
 from pyocm.work.agent.apply.merge import (
     Obj,
     json_equal,
@@ -47,21 +50,35 @@ _SERVER_FIELDS: Final = (
 
 
 async def apply_update(
-    spoke: SpokeClient, kind: Kind, required: Obj, owner: OwnerReference | None
+    spoke: SpokeClient,
+    kind: Kind,
+    required: Obj,
+    owner: OwnerReference | None,
+    *,
+    cache: ResourceCache | None = None,
 ) -> tuple[Obj, bool]:
-    """Apply ``required`` with the Update strategy: the object and whether it was written."""
+    """Apply ``required`` with the Update strategy: the object and whether it was written.
+    With ``cache``, an apply it finds safe to skip returns the object as it is, and each
+    apply is recorded there."""
     required = copy.deepcopy(required)
     if owner is not None:
         meta(required)["ownerReferences"] = [dict(owner)]
+    applying = fingerprint(required) if cache is not None else b""
     typed = typed_applier(kind)
     if typed is not None:
         required = typed.prepare(required)
     existing = await _existing(spoke, kind, required)
     if existing is None:
-        return await spoke.create(kind, without_removals(required)), True
-    if typed is not None:
-        return await _apply_typed(spoke, kind, typed, existing, required)
-    return await _apply_generic(spoke, kind, existing, required)
+        obj, written = await spoke.create(kind, without_removals(required)), True
+    elif cache is not None and cache.safe_to_skip(kind, applying, existing):
+        return existing, False
+    elif typed is not None:
+        obj, written = await _apply_typed(spoke, kind, typed, existing, required)
+    else:
+        obj, written = await _apply_generic(spoke, kind, existing, required)
+    if cache is not None:
+        cache.record(kind, applying, obj)
+    return obj, written
 
 
 async def _existing(spoke: SpokeClient, kind: Kind, required: Obj) -> Obj | None:
