@@ -11,7 +11,10 @@ A plugin answers an objection by raising :class:`pyocm.kube.status.ApiError`
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import contextlib
+import logging
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from enum import Enum
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -20,6 +23,11 @@ if TYPE_CHECKING:
     from pyocm.apiserver.registry.strategy import Context
 
 Obj = dict[str, Any]
+#: Told how the write a request was for ended: None when it ended well (stored, or no
+#: write was needed: a dry run, an update that changed nothing), else the exception.
+Finisher = Callable[[BaseException | None], None]
+
+log = logging.getLogger(__name__)
 
 
 class Operation(Enum):
@@ -44,10 +52,34 @@ class Request:
     name: str
     obj: Obj | None
     old: Obj | None
+    finishers: list[Finisher] = field(default_factory=list, repr=False, compare=False)
 
     @property
     def subresource(self) -> str:
         return self.ctx.subresource
+
+    def when_finished(self, finisher: Finisher) -> None:
+        """Call ``finisher`` once the write this request is for has ended, however it
+        ends (kube's registry hooks return such a function from their ``Begin*`` step):
+        what a plugin reserved for the write is released there. It must not raise."""
+        self.finishers.append(finisher)
+
+    @contextlib.contextmanager
+    def finishing(self) -> Iterator[None]:
+        """The store runs admission, validation and the write in this block."""
+        try:
+            yield
+        except BaseException as err:
+            self._finish(err)
+            raise
+        self._finish(None)
+
+    def _finish(self, error: BaseException | None) -> None:
+        for finisher in self.finishers:
+            try:
+                finisher(error)
+            except Exception:  # the write's own outcome is what the caller must see
+                log.exception("admission finisher failed")
 
 
 class Plugin(Protocol):

@@ -263,18 +263,19 @@ class Store:
         info.strategy.prepare_for_create(obj, ctx)
         name = str(m.get("name") or "")
         request = Request(Operation.CREATE, info, ctx, ctx.namespace, name, obj, None)
-        await self.admission.mutate(request)
-        info.strategy.after_admission(obj)
-        self._validate(info, obj, ctx, errors_=self._create_errors(info, obj, ctx))
-        await self.admission.validate(request)
-        if ctx.dry_run:
-            return self.present(info, obj)
-        try:
-            kv = await self.backend.create(
-                info.key(namespace=ctx.namespace, name=name), self._stored(info, obj)
-            )
-        except storage_errors.StorageError as err:
-            raise errors.translate(err, info, name) from None
+        with request.finishing():  # admission's reservations end with the write
+            await self.admission.mutate(request)
+            info.strategy.after_admission(obj)
+            self._validate(info, obj, ctx, errors_=self._create_errors(info, obj, ctx))
+            await self.admission.validate(request)
+            if ctx.dry_run:
+                return self.present(info, obj)
+            try:
+                kv = await self.backend.create(
+                    info.key(namespace=ctx.namespace, name=name), self._stored(info, obj)
+                )
+            except storage_errors.StorageError as err:
+                raise errors.translate(err, info, name) from None
         return self.present(info, codec.decode_at(kv.value, kv.mod_revision))
 
     def _create_errors(
@@ -411,43 +412,48 @@ class Store:
         info.strategy.prepare_for_update(obj, old, ctx)
         self._bump_generation(info, obj, old)
         request = Request(Operation.UPDATE, info, ctx, ctx.namespace, name, obj, old)
-        await self.admission.mutate(request)
-        info.strategy.after_admission(obj)
-        if not ctx.applied:
-            self._track_fields(info, obj, old, ctx)
-        errs = objectmeta.validate_object_meta_update(
-            meta(obj), meta(old), builtin=info.strategy.builtin
-        )
-        errs += objectmeta.validate_object_meta(
-            meta(obj),
-            namespaced=info.namespaced,
-            name_validator=info.strategy.name_validator,
-            builtin=info.strategy.builtin,
-        )
-        errs += self._finalizer_errors(obj, old)
-        self._validate(info, obj, ctx, errors_=errs + info.strategy.validate_update(obj, old, ctx))
-        await self.admission.validate(request)
-        if codec.encode(obj) == codec.encode(old):
-            return old
-        if ctx.dry_run:
-            return self.present(info, obj)
-        key = info.key(namespace=ctx.namespace, name=name)
-        m = meta(obj)
-        try:
-            if (
-                m.get("deletionTimestamp")
-                and not m.get("finalizers")
-                and not info.strategy.prepare_for_delete(_copy(obj))
-            ):
-                deleted = await self.backend.delete(key, expected_revision=kv.mod_revision)
-                return self.present(info, codec.decode_at(codec.encode(obj), deleted.mod_revision))
-            new_kv = await self.backend.update(
-                key, self._stored(info, obj), expected_revision=kv.mod_revision
+        with request.finishing():  # admission's reservations end with the write
+            await self.admission.mutate(request)
+            info.strategy.after_admission(obj)
+            if not ctx.applied:
+                self._track_fields(info, obj, old, ctx)
+            errs = objectmeta.validate_object_meta_update(
+                meta(obj), meta(old), builtin=info.strategy.builtin
             )
-        except storage_errors.Conflict:
-            raise
-        except storage_errors.StorageError as err:
-            raise errors.translate(err, info, name) from None
+            errs += objectmeta.validate_object_meta(
+                meta(obj),
+                namespaced=info.namespaced,
+                name_validator=info.strategy.name_validator,
+                builtin=info.strategy.builtin,
+            )
+            errs += self._finalizer_errors(obj, old)
+            self._validate(
+                info, obj, ctx, errors_=errs + info.strategy.validate_update(obj, old, ctx)
+            )
+            await self.admission.validate(request)
+            if codec.encode(obj) == codec.encode(old):
+                return old
+            if ctx.dry_run:
+                return self.present(info, obj)
+            key = info.key(namespace=ctx.namespace, name=name)
+            m = meta(obj)
+            try:
+                if (
+                    m.get("deletionTimestamp")
+                    and not m.get("finalizers")
+                    and not info.strategy.prepare_for_delete(_copy(obj))
+                ):
+                    deleted = await self.backend.delete(key, expected_revision=kv.mod_revision)
+                    return self.present(
+                        info, codec.decode_at(codec.encode(obj), deleted.mod_revision)
+                    )
+                new_kv = await self.backend.update(
+                    key, self._stored(info, obj), expected_revision=kv.mod_revision
+                )
+            except storage_errors.Conflict:
+                raise
+            except storage_errors.StorageError as err:
+                raise errors.translate(err, info, name) from None
         return self.present(info, codec.decode_at(new_kv.value, new_kv.mod_revision))
 
     def _carry_server_fields(self, obj: Obj, old: Obj, ctx: Context) -> None:
