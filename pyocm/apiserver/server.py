@@ -96,9 +96,11 @@ class HubServer:
             issuer=issuer,
             version=_version(self.config.kube_version),
         )
+        service_ips = serviceips.ServiceIPs(self.state)
+        await service_ips.start()  # before any write: it follows Services from here on
         for plugin in [
             *admission_plugins.default_plugins(self.state),
-            serviceips.ServiceIPs(self.state),
+            service_ips,
             *ocm.ocm_plugins(self.state),
         ]:
             chain.add(plugin)

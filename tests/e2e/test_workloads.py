@@ -1,7 +1,8 @@
 """Workload and service kinds through a real hub process and a real kubectl (the image's
 ``/usr/bin/kubectl``, which runs kubectl 1.30 against a server reporting 1.30): apply,
 get (kube's table columns), scale, validation errors, the status split, generation,
-server-side apply by two managers, garbage collection, and unique cluster IPs."""
+server-side apply by two managers, garbage collection, and unique cluster IPs that a
+deleted namespace gives back and a restarted hub still knows."""
 
 from __future__ import annotations
 
@@ -10,11 +11,13 @@ import ipaddress
 import json
 import subprocess
 import time
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from pyocm.testing import Client, HubProcess
+from tests.support import eventually
 
 pytestmark = pytest.mark.kubectl
 KUBECTL = "/usr/bin/kubectl"
@@ -356,3 +359,59 @@ def test_services_keep_what_they_were_given(hub: HubProcess, ns: str) -> None:
     assert kept["ports"][0]["nodePort"] == given["ports"][0]["nodePort"]
     table = kubectl(hub, "-n", ns, "get", "svc", "front").stdout
     assert f"80:{given['ports'][0]['nodePort']}/TCP" in table and "NodePort" in table
+
+
+async def create_service(admin: Client, namespace: str, name: str, spec: Obj) -> tuple[int, Obj]:
+    body = {"metadata": {"name": name}, "spec": {"ports": [{"port": 80}], **spec}}
+    code, made = await admin.post(f"/api/v1/namespaces/{namespace}/services", body)
+    return code, made
+
+
+async def test_deleting_a_namespace_frees_its_services_ips(admin: Client, unique: str) -> None:
+    for namespace in (unique, f"{unique}-next"):
+        code, _ = await admin.post("/api/v1/namespaces", {"metadata": {"name": namespace}})
+        assert code == 201
+    code, made = await create_service(admin, unique, "web", {"type": "NodePort"})
+    assert code == 201, made
+    ip, port = made["spec"]["clusterIP"], made["spec"]["ports"][0]["nodePort"]
+    wanted = {"type": "NodePort", "clusterIP": ip, "ports": [{"port": 80, "nodePort": port}]}
+    code, refused = await create_service(admin, f"{unique}-next", "web", wanted)
+    assert code == 422 and "provided IP is already allocated" in refused["message"]
+    code, _ = await admin.delete(f"/api/v1/namespaces/{unique}")
+    assert code == 200
+
+    async def gone() -> bool:
+        code, _ = await admin.get(f"/api/v1/namespaces/{unique}")
+        return code == 404
+
+    await eventually(gone)
+    code, again = await create_service(admin, f"{unique}-next", "web", wanted)
+    assert code == 201, again
+    assert again["spec"]["clusterIPs"] == [ip] and again["spec"]["ports"][0]["nodePort"] == port
+
+
+async def test_a_restarted_hub_knows_which_ips_are_taken(tmp_path: Path) -> None:
+    hub = HubProcess(tmp_path / "hub").start()
+    try:
+        async with Client(hub.kubeconfig) as admin:
+            code, made = await create_service(admin, "default", "web", {"type": "NodePort"})
+            assert code == 201, made
+    finally:
+        assert hub.stop() == 0
+    ip, port = made["spec"]["clusterIP"], made["spec"]["ports"][0]["nodePort"]
+    hub = HubProcess(tmp_path / "hub", port=hub.port).start()
+    try:
+        async with Client(hub.kubeconfig) as admin:
+            code, refused = await create_service(admin, "default", "other", {"clusterIP": ip})
+            assert code == 422 and "provided IP is already allocated" in refused["message"]
+            wanted = {"type": "NodePort", "ports": [{"port": 80, "nodePort": port}]}
+            code, refused = await create_service(admin, "default", "other", wanted)
+            assert code == 422 and "provided port is already allocated" in refused["message"]
+            code, _ = await admin.delete("/api/v1/namespaces/default/services/web")
+            assert code == 200
+            code, again = await create_service(
+                admin, "default", "other", {**wanted, "clusterIP": ip}
+            )
+            assert code == 201, again
+    finally:
+        assert hub.stop() == 0
