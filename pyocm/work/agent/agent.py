@@ -18,8 +18,10 @@ AvailableStatusController     ManifestWork          status, feedback, conditions
 The managed cluster is reached only through a :class:`~pyocm.work.agent.spoke.SpokeClient`
 (the fleet simulator passes its memory), which has no watch: where upstream's
 controllers hear of AppliedManifestWorks from an informer, this agent lists them every
-``status_sync_interval`` and the controllers tell each other in process of the records
-they delete. Drift on the managed cluster is found by resync, as upstream finds it:
+``status_sync_interval`` into a cache (:mod:`~pyocm.work.agent.appliedcache`, also
+refreshed by the agent's own reads and writes of them) that the AppliedManifestWork
+controllers read, and the controllers tell each other in process of the records they
+delete. Drift on the managed cluster is found by resync, as upstream finds it:
 every work is applied again ``resync_interval`` after its last success, and its
 resources are read for status every ``status_sync_interval``.
 """
@@ -29,8 +31,6 @@ from __future__ import annotations
 import logging
 
 from pyocm.api import kinds as ocm
-from pyocm.api import models
-from pyocm.api.models.work_v1 import AppliedManifestWork
 from pyocm.base.clock import Clock, RealClock
 from pyocm.kube.status import ApiError
 from pyocm.runtime.client import Api
@@ -38,6 +38,7 @@ from pyocm.runtime.errors import ApiConnectionError
 from pyocm.runtime.informer import Change
 from pyocm.runtime.manager import Manager
 from pyocm.work.agent import appliedwork
+from pyocm.work.agent.appliedcache import AppliedWorkCache
 from pyocm.work.agent.eviction import UnmanagedAppliedWorks
 from pyocm.work.agent.finalize import (
     WORK_FINALIZER,
@@ -68,11 +69,14 @@ class WorkAgent:
     ) -> None:
         options.check_cluster()
         self.hub = hub
-        self.spoke = spoke
         self.options = options
         self.clock = clock or RealClock()
         self.hub_hash = options.hub_hash or hub_hash(hub.server)
         self.agent_id = options.agent_id or self.hub_hash
+        self.records = AppliedWorkCache(spoke, agent_id=self.agent_id)
+        # Every controller reads and writes the managed cluster through the cache's
+        # client, so what it learns of AppliedManifestWorks keeps the cache current.
+        self.spoke = self.records.spoke
         self.manager = Manager(hub, clock=self.clock)
         self._build()
 
@@ -121,7 +125,11 @@ class WorkAgent:
         finalizing.watch(works)
 
         self.applied_finalizer = AppliedWorkFinalizer(
-            self.spoke, agent_id=self.agent_id, hub_hash=self.hub_hash, gone=work_gone
+            self.spoke,
+            agent_id=self.agent_id,
+            hub_hash=self.hub_hash,
+            gone=work_gone,
+            records=self.records,
         )
         finalizing_applied = manager.controller(
             "AppliedManifestWorkFinalizer",
@@ -137,6 +145,7 @@ class WorkAgent:
             agent_id=self.agent_id,
             clock=self.clock,
             deleted=record_deleted,
+            records=self.records,
         )
         evicting = manager.controller("UnManagedAppliedManifestWork", self.eviction.reconcile)
         # A work's change (its deletion above all) is news for its record.
@@ -169,17 +178,12 @@ class WorkAgent:
         manager.add("AppliedManifestWorkLister", list_records)
 
     async def _record_names(self) -> list[str]:
+        """This agent's records, listed anew into the cache."""
         try:
-            found = await self.spoke.list(ocm.APPLIED_MANIFEST_WORK)
+            return await self.records.relist()
         except (ApiError, ApiConnectionError) as err:
             log.warning("listing AppliedManifestWorks: %s", err)
             return []
-        names = []
-        for item in found:
-            applied = models.view(AppliedManifestWork, item)
-            if applied.get("spec", {}).get("agentID") == self.agent_id:
-                names.append(str(applied["metadata"]["name"]))
-        return names
 
     async def run(self) -> None:
         """Run every controller until cancelled."""

@@ -17,7 +17,6 @@ import logging
 from datetime import timedelta
 
 from pyocm.api import kinds as ocm
-from pyocm.api import models
 from pyocm.api.models.work_v1 import AppliedManifestWork
 from pyocm.base.clock import Clock
 from pyocm.kube import timefmt
@@ -25,6 +24,7 @@ from pyocm.kube.status import ApiError
 from pyocm.runtime.controller import Result
 from pyocm.runtime.informer import Informer
 from pyocm.work.agent import appliedwork
+from pyocm.work.agent.appliedcache import AppliedWorkCache
 from pyocm.work.agent.finalize import Notify
 from pyocm.work.agent.options import WorkAgentOptions
 from pyocm.work.agent.spoke import SpokeClient
@@ -43,8 +43,14 @@ class UnmanagedAppliedWorks:
         agent_id: str,
         clock: Clock,
         deleted: Notify,
+        records: AppliedWorkCache | None = None,
     ) -> None:
-        self.spoke = spoke
+        """Records are read from ``records`` (the agent's cache of them; by default one
+        of this controller's own) and written through it."""
+        self.records = (
+            records if records is not None else AppliedWorkCache(spoke, agent_id=agent_id)
+        )
+        self.spoke = self.records.spoke
         self.works = works
         self.cluster = options.cluster_name
         self.grace = options.appliedmanifestwork_eviction_grace_period
@@ -55,13 +61,9 @@ class UnmanagedAppliedWorks:
         self.deleted = deleted
 
     async def reconcile(self, name: str) -> Result | None:
-        try:
-            found = await self.spoke.get(ocm.APPLIED_MANIFEST_WORK, name)
-        except ApiError as err:
-            if err.code == 404:
-                return None
-            raise
-        applied = models.view(AppliedManifestWork, found)
+        applied = await self.records.get(name)
+        if applied is None:
+            return None
         spec = applied.get("spec", {})
         if spec.get("agentID") != self.agent_id or applied["metadata"].get("deletionTimestamp"):
             return None
@@ -87,7 +89,10 @@ class UnmanagedAppliedWorks:
         if remaining > 0:
             return Result(requeue_after=remaining)
         try:
-            await self.spoke.delete(ocm.APPLIED_MANIFEST_WORK, name)
+            # The record may have been read from the cache: delete that one only.
+            await self.spoke.delete(
+                ocm.APPLIED_MANIFEST_WORK, name, uid=applied["metadata"].get("uid")
+            )
         except ApiError as err:
             if err.code != 404:
                 raise

@@ -29,6 +29,7 @@ from pyocm.runtime.client import Api
 from pyocm.runtime.controller import Result
 from pyocm.runtime.informer import Informer
 from pyocm.work.agent import appliedwork, hubstatus
+from pyocm.work.agent.appliedcache import AppliedWorkCache
 from pyocm.work.agent.cleanup import delete_applied_resources
 from pyocm.work.agent.requeue import FINALIZE_BACKOFF, Failures
 from pyocm.work.agent.spoke import SpokeClient
@@ -144,23 +145,31 @@ class AppliedWorkFinalizer:
     """Upstream's ``AppliedManifestWorkFinalizeController`` for this agent's records.
 
     ``gone`` hears the work name of each record whose finalizer it removed, so the
-    work's own finalizer goes at once."""
+    work's own finalizer goes at once. Records are read from ``records`` (the agent's
+    cache of them; by default one of this controller's own) and written through it."""
 
-    def __init__(self, spoke: SpokeClient, *, agent_id: str, hub_hash: str, gone: Notify) -> None:
-        self.spoke = spoke
+    def __init__(
+        self,
+        spoke: SpokeClient,
+        *,
+        agent_id: str,
+        hub_hash: str,
+        gone: Notify,
+        records: AppliedWorkCache | None = None,
+    ) -> None:
+        self.records = (
+            records if records is not None else AppliedWorkCache(spoke, agent_id=agent_id)
+        )
+        self.spoke = self.records.spoke
         self.agent_id = agent_id
         self.hub_hash = hub_hash
         self.gone = gone
         self.failures = Failures(FINALIZE_BACKOFF)
 
     async def reconcile(self, name: str) -> Result | None:
-        try:
-            found = await self.spoke.get(ocm.APPLIED_MANIFEST_WORK, name)
-        except ApiError as err:
-            if err.code == 404:
-                return None
-            raise
-        applied = models.view(AppliedManifestWork, found)
+        applied = await self.records.get(name)
+        if applied is None:
+            return None
         meta = applied["metadata"]
         if (
             applied.get("spec", {}).get("agentID") != self.agent_id
