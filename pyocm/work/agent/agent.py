@@ -199,10 +199,11 @@ class WorkAgent:
 def _spec_or_finalizer_changed(change: Change) -> bool:
     """Upstream's event filter of the manifest work controller: a work with the
     finalizer that is new, just got the finalizer, or changed its spec or labels (its
-    own status writes do not wake it)."""
+    own status writes do not wake it). Unlike upstream's, a deleted work wakes it too,
+    to forget the work (its backoff and records), which does nothing else."""
     new = change.new
     if new is None:
-        return False
+        return True
     meta = new.get("metadata") or {}
     if WORK_FINALIZER not in (meta.get("finalizers") or []):
         return False

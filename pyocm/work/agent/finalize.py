@@ -92,6 +92,7 @@ class WorkFinalizer:
     async def reconcile(self, key: str) -> Result | None:
         work = _cached(self.works, key)
         if work is None or not work["metadata"].get("deletionTimestamp"):
+            self.failures.forget(key)
             return None
         name = appliedwork.applied_work_name(self.hub_hash, str(work["metadata"]["name"]))
         applied = await self._applied(name)
@@ -168,14 +169,14 @@ class AppliedWorkFinalizer:
 
     async def reconcile(self, name: str) -> Result | None:
         applied = await self.records.get(name)
-        if applied is None:
-            return None
-        meta = applied["metadata"]
+        meta = applied["metadata"] if applied is not None else {}
         if (
-            applied.get("spec", {}).get("agentID") != self.agent_id
+            applied is None
+            or applied.get("spec", {}).get("agentID") != self.agent_id
             or not meta.get("deletionTimestamp")
             or appliedwork.FINALIZER not in (meta.get("finalizers") or [])
         ):
+            self.failures.forget(name)  # nothing (more) to finalize
             return None
         work_name = applied["spec"]["manifestWorkName"]
         deletion = await delete_applied_resources(

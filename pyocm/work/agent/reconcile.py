@@ -132,6 +132,8 @@ class ManifestWorkController:
             # A finished work (ttlSecondsAfterFinished) gets no more updates.
             or work_complete(work.get("status", {}).get("conditions"))
         ):
+            # Not applied (now or, finished or going, ever again): nothing to remember.
+            self._forget(key)
             return None
         self._new_generation(key, int(meta.get("generation") or 0))
         applied = await appliedwork.ensure(

@@ -10,6 +10,7 @@ from typing import Any, cast
 import pytest
 
 from pyocm.api import kinds as ocm
+from pyocm.api import wellknown
 from pyocm.base.clock import FakeClock
 from pyocm.kube import kinds, timefmt
 from pyocm.runtime.client import Api
@@ -17,8 +18,9 @@ from pyocm.runtime.informer import Informer
 from pyocm.sim.memoryspoke import MemorySpoke
 from pyocm.work.agent import appliedwork
 from pyocm.work.agent.eviction import UnmanagedAppliedWorks
-from pyocm.work.agent.finalize import AppliedWorkFinalizer
+from pyocm.work.agent.finalize import AppliedWorkFinalizer, WorkFinalizer
 from pyocm.work.agent.options import WorkAgentOptions
+from tests.unit.work.test_reconcile import RecordingHub
 
 Obj = dict[str, Any]
 HASH = "h" * 64
@@ -202,3 +204,50 @@ async def test_a_record_of_the_same_agent_under_another_hub_is_evicted(spoke: Me
     clock.advance(60)
     await controller.reconcile(old)
     assert deleted == [old]
+
+
+async def test_a_record_gone_while_being_finalized_leaves_no_backoff(spoke: MemorySpoke) -> None:
+    applied = await record(spoke, "w")
+    held = await owned_configmap(spoke, "held", applied, finalizers=["example.com/hold"])
+    applied["status"] = {"appliedResources": [applied_resource(held)]}
+    await spoke.update(ocm.APPLIED_MANIFEST_WORK, applied, subresource="status")
+    name = applied["metadata"]["name"]
+    await spoke.delete(ocm.APPLIED_MANIFEST_WORK, name)
+    finalizer = AppliedWorkFinalizer(spoke, agent_id="agent", hub_hash=HASH, gone=lambda _: None)
+    for _ in range(2):
+        await finalizer.reconcile(name)
+    assert finalizer.failures.count(name) == 2
+    # Someone takes the finalizer off by hand: the record is gone.
+    forced = await spoke.get(ocm.APPLIED_MANIFEST_WORK, name)
+    forced["metadata"]["finalizers"] = []
+    await spoke.update(ocm.APPLIED_MANIFEST_WORK, forced)
+    assert await finalizer.records.relist() == []  # the agent's next list
+    assert await finalizer.reconcile(name) is None
+    assert finalizer.failures._counts == {}
+
+
+async def test_a_work_gone_while_being_finalized_leaves_no_backoff(spoke: MemorySpoke) -> None:
+    clock = FakeClock()
+    works = works_informer()
+    works.store.upsert(
+        {
+            "metadata": {
+                "name": "w",
+                "namespace": "c1",
+                "resourceVersion": "1",
+                "deletionTimestamp": "2026-01-01T00:00:00Z",
+                "finalizers": [wellknown.MANIFEST_WORK_CLEANUP_FINALIZER],
+            }
+        }
+    )
+    applied = await record(spoke, "w")
+    await owned_configmap(spoke, "held", applied, finalizers=["example.com/hold"])
+    hub = RecordingHub(works)
+    finalizer = WorkFinalizer(
+        cast(Api, hub), spoke, works, hub_hash=HASH, clock=clock, deleted=lambda _: None
+    )
+    result = await finalizer.reconcile("c1/w")
+    assert result is not None and finalizer.failures.count("c1/w") == 1
+    works.store.delete("c1/w")  # its finalizer taken off on the hub by hand
+    assert await finalizer.reconcile("c1/w") is None
+    assert finalizer.failures._counts == {}

@@ -252,3 +252,42 @@ async def test_a_kind_that_does_not_resolve_deletes_nothing(
     [condition] = [c for c in work["status"]["conditions"] if c["type"] == "Applied"]
     assert condition["status"] == "False"
     assert result is not None and result.requeue_after == 0.005  # a failure: backoff
+
+
+def remembered(reconciler: ManifestWorkController) -> list[object]:
+    """What the controller keeps about works between reconciles."""
+    return [
+        reconciler._generations,
+        reconciler._applied,
+        reconciler.failures._counts,
+        reconciler.cleanups._counts,
+    ]
+
+
+@pytest.mark.parametrize("ending", ["deleted", "being-deleted", "complete"])
+async def test_a_work_not_applied_any_more_is_forgotten(spoke: MemorySpoke, ending: str) -> None:
+    unknown = {"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "x"}}
+    reconciler, _, works = controller(spoke, manifest_work(unknown, configmap("a")))
+    await reconciler.reconcile(KEY)  # fails: a backoff and a generation to remember
+    assert reconciler.failures.count(KEY) == 1 and KEY in reconciler._generations
+    assert len(reconciler._applied[KEY]) == 1
+    stored = copy.deepcopy(works.store.get(KEY))
+    assert stored is not None
+    if ending == "deleted":
+        works.store.delete(KEY)
+    elif ending == "being-deleted":
+        stored["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z"
+        works.store.upsert(stored)
+    else:
+        stored["status"]["conditions"].append(
+            {
+                "type": "Complete",
+                "status": "True",
+                "reason": "r",
+                "message": "m",
+                "lastTransitionTime": "2026-01-01T00:00:00Z",
+            }
+        )
+        works.store.upsert(stored)
+    assert await reconciler.reconcile(KEY) is None
+    assert remembered(reconciler) == [{}, {}, {}, {}]

@@ -55,4 +55,4 @@ def test_only_spec_labels_and_the_finalizer_wake_the_manifest_work_controller() 
     assert not wakes(Change(work(), with_status))  # its own status writes
     assert wakes(Change(work(), work(spec={"workload": {"manifests": [{"kind": "ConfigMap"}]}})))
     assert wakes(Change(work(), work(labels={"team": "a"})))
-    assert not wakes(Change(work(), None))  # deleted: the finalizer controllers' business
+    assert wakes(Change(work(), None))  # deleted: only to forget it
