@@ -125,11 +125,7 @@ class WorkAgent:
         finalizing.watch(works)
 
         self.applied_finalizer = AppliedWorkFinalizer(
-            self.spoke,
-            agent_id=self.agent_id,
-            hub_hash=self.hub_hash,
-            gone=work_gone,
-            records=self.records,
+            self.records, hub_hash=self.hub_hash, gone=work_gone
         )
         finalizing_applied = manager.controller(
             "AppliedManifestWorkFinalizer",
@@ -138,14 +134,12 @@ class WorkAgent:
         )
 
         self.eviction = UnmanagedAppliedWorks(
-            self.spoke,
+            self.records,
             works,
             options=options,
             hub_hash=self.hub_hash,
-            agent_id=self.agent_id,
             clock=self.clock,
             deleted=record_deleted,
-            records=self.records,
         )
         evicting = manager.controller("UnManagedAppliedManifestWork", self.eviction.reconcile)
         # A work's change (its deletion above all) is news for its record.

@@ -27,7 +27,6 @@ from pyocm.work.agent import appliedwork
 from pyocm.work.agent.appliedcache import AppliedWorkCache
 from pyocm.work.agent.finalize import Notify
 from pyocm.work.agent.options import WorkAgentOptions
-from pyocm.work.agent.spoke import SpokeClient
 
 log = logging.getLogger(__name__)
 
@@ -35,28 +34,24 @@ log = logging.getLogger(__name__)
 class UnmanagedAppliedWorks:
     def __init__(
         self,
-        spoke: SpokeClient,
+        records: AppliedWorkCache,
         works: Informer,
         *,
         options: WorkAgentOptions,
         hub_hash: str,
-        agent_id: str,
         clock: Clock,
         deleted: Notify,
-        records: AppliedWorkCache | None = None,
     ) -> None:
-        """Records are read from ``records`` (the agent's cache of them; by default one
-        of this controller's own) and written through it."""
-        self.records = (
-            records if records is not None else AppliedWorkCache(spoke, agent_id=agent_id)
-        )
-        self.spoke = self.records.spoke
+        """Evicts the records of ``records``'s agent, reading them from that cache
+        (which its owner keeps listing) and writing through its client."""
+        self.records = records
+        self.spoke = records.spoke
         self.works = works
         self.cluster = options.cluster_name
         self.grace = options.appliedmanifestwork_eviction_grace_period
         self.disabled = options.eviction_disabled
         self.hub_hash = hub_hash
-        self.agent_id = agent_id
+        self.agent_id = records.agent_id
         self.clock = clock
         self.deleted = deleted
 

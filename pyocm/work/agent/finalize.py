@@ -146,23 +146,14 @@ class AppliedWorkFinalizer:
     """Upstream's ``AppliedManifestWorkFinalizeController`` for this agent's records.
 
     ``gone`` hears the work name of each record whose finalizer it removed, so the
-    work's own finalizer goes at once. Records are read from ``records`` (the agent's
-    cache of them; by default one of this controller's own) and written through it."""
+    work's own finalizer goes at once. It finalizes the records of ``records``'s agent,
+    reading them from that cache (which its owner keeps listing) and writing through
+    its client."""
 
-    def __init__(
-        self,
-        spoke: SpokeClient,
-        *,
-        agent_id: str,
-        hub_hash: str,
-        gone: Notify,
-        records: AppliedWorkCache | None = None,
-    ) -> None:
-        self.records = (
-            records if records is not None else AppliedWorkCache(spoke, agent_id=agent_id)
-        )
-        self.spoke = self.records.spoke
-        self.agent_id = agent_id
+    def __init__(self, records: AppliedWorkCache, *, hub_hash: str, gone: Notify) -> None:
+        self.records = records
+        self.spoke = records.spoke
+        self.agent_id = records.agent_id
         self.hub_hash = hub_hash
         self.gone = gone
         self.failures = Failures(FINALIZE_BACKOFF)

@@ -80,14 +80,12 @@ async def test_a_stale_cached_record_is_refused_and_read_afresh() -> None:
     clock = FakeClock()
     records = AppliedWorkCache(spoke, agent_id="agent")
     evictor = UnmanagedAppliedWorks(
-        spoke,
+        records,
         works_informer(),  # the work is gone from the hub
         options=WorkAgentOptions(cluster_name="c1"),
         hub_hash=HASH,
-        agent_id="agent",
         clock=clock,
         deleted=lambda name: None,
-        records=records,
     )
     name = (await record(spoke, "w"))["metadata"]["name"]
     assert await records.relist() == [name]
@@ -111,14 +109,12 @@ async def test_eviction_deletes_only_the_record_it_read() -> None:
     records = AppliedWorkCache(spoke, agent_id="agent")
     deleted: list[str] = []
     evictor = UnmanagedAppliedWorks(
-        spoke,
+        records,
         works_informer(),
         options=WorkAgentOptions(cluster_name="c1", appliedmanifestwork_eviction_grace_period=60),
         hub_hash=HASH,
-        agent_id="agent",
         clock=clock,
         deleted=deleted.append,
-        records=records,
     )
     name = (await record(spoke, "w"))["metadata"]["name"]
     await records.relist()
@@ -142,9 +138,7 @@ async def test_a_record_deleted_by_the_agent_is_read_afresh_by_its_finalizer() -
     spoke = CountingSpoke()
     records = AppliedWorkCache(spoke, agent_id="agent")
     gone: list[str] = []
-    finalizer = AppliedWorkFinalizer(
-        spoke, agent_id="agent", hub_hash=HASH, gone=gone.append, records=records
-    )
+    finalizer = AppliedWorkFinalizer(records, hub_hash=HASH, gone=gone.append)
     name = (await record(spoke, "w"))["metadata"]["name"]
     await records.relist()
     assert await finalizer.reconcile(name) is None  # cached, not being deleted

@@ -17,6 +17,7 @@ from pyocm.runtime.client import Api
 from pyocm.runtime.informer import Informer
 from pyocm.sim.memoryspoke import MemorySpoke
 from pyocm.work.agent import appliedwork
+from pyocm.work.agent.appliedcache import AppliedWorkCache
 from pyocm.work.agent.eviction import UnmanagedAppliedWorks
 from pyocm.work.agent.finalize import AppliedWorkFinalizer, WorkFinalizer
 from pyocm.work.agent.options import WorkAgentOptions
@@ -44,6 +45,11 @@ async def owned_configmap(spoke: MemorySpoke, name: str, applied: Obj, **meta: A
     )
 
 
+def records_of(spoke: MemorySpoke) -> AppliedWorkCache:
+    """The cache of agent "agent"'s records the AppliedManifestWork controllers read."""
+    return AppliedWorkCache(spoke, agent_id="agent")
+
+
 def applied_resource(obj: Obj) -> Obj:
     meta = obj["metadata"]
     return {"group": "", "version": "v1", "resource": "configmaps", "namespace": "ns",
@@ -61,7 +67,7 @@ async def test_a_deleted_record_loses_its_finalizer_only_once_its_resources_are_
     await spoke.update(ocm.APPLIED_MANIFEST_WORK, applied, subresource="status")
     await spoke.delete(ocm.APPLIED_MANIFEST_WORK, applied["metadata"]["name"])
     gone: list[str] = []
-    finalizer = AppliedWorkFinalizer(spoke, agent_id="agent", hub_hash=HASH, gone=gone.append)
+    finalizer = AppliedWorkFinalizer(records_of(spoke), hub_hash=HASH, gone=gone.append)
     name = applied["metadata"]["name"]
 
     for _ in range(3):
@@ -89,7 +95,7 @@ async def test_another_agents_record_is_not_finalized(spoke: MemorySpoke) -> Non
     applied["status"] = {"appliedResources": [applied_resource(plain)]}
     await spoke.update(ocm.APPLIED_MANIFEST_WORK, applied, subresource="status")
     await spoke.delete(ocm.APPLIED_MANIFEST_WORK, applied["metadata"]["name"])
-    finalizer = AppliedWorkFinalizer(spoke, agent_id="agent", hub_hash=HASH, gone=lambda _: None)
+    finalizer = AppliedWorkFinalizer(records_of(spoke), hub_hash=HASH, gone=lambda _: None)
     assert await finalizer.reconcile(applied["metadata"]["name"]) is None
     assert await spoke.get(kinds.CONFIGMAP, "plain", namespace="ns")
 
@@ -112,13 +118,12 @@ def evictor(
     grace: float = 60.0,
 ) -> UnmanagedAppliedWorks:
     return UnmanagedAppliedWorks(
-        spoke,
+        records_of(spoke),
         works,
         options=WorkAgentOptions(
             cluster_name="c1", appliedmanifestwork_eviction_grace_period=grace
         ),
         hub_hash=HASH,
-        agent_id="agent",
         clock=clock,
         deleted=deleted.append,
     )
@@ -213,7 +218,7 @@ async def test_a_record_gone_while_being_finalized_leaves_no_backoff(spoke: Memo
     await spoke.update(ocm.APPLIED_MANIFEST_WORK, applied, subresource="status")
     name = applied["metadata"]["name"]
     await spoke.delete(ocm.APPLIED_MANIFEST_WORK, name)
-    finalizer = AppliedWorkFinalizer(spoke, agent_id="agent", hub_hash=HASH, gone=lambda _: None)
+    finalizer = AppliedWorkFinalizer(records_of(spoke), hub_hash=HASH, gone=lambda _: None)
     for _ in range(2):
         await finalizer.reconcile(name)
     assert finalizer.failures.count(name) == 2
