@@ -24,6 +24,7 @@ from __future__ import annotations
 from typing import Any, Literal, Protocol
 
 from pyocm.kube.kinds import Kind
+from pyocm.kube.status import ApiError
 from pyocm.runtime.client import Api, path
 from pyocm.runtime.restmapper import RESTMapper
 
@@ -68,6 +69,18 @@ class SpokeClient(Protocol):
         escalation guard included; 409 AlreadyExists when the object exists. The work
         agent asks this before applying RBAC objects for a work's executor."""
         ...
+
+
+async def current(spoke: SpokeClient, kind: Kind, obj: Obj) -> Obj | None:
+    """The cluster's object of ``obj``'s name and namespace, or None when absent."""
+    metadata = obj.get("metadata")
+    metadata = metadata if isinstance(metadata, dict) else {}
+    try:
+        return await spoke.get(kind, metadata["name"], namespace=metadata.get("namespace"))
+    except ApiError as err:
+        if err.code == 404:
+            return None
+        raise
 
 
 class KubeSpoke:

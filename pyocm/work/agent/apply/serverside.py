@@ -41,7 +41,7 @@ from pyocm.work.agent.apply.gohash import config_spec_hash
 from pyocm.work.agent.apply.ignorefields import remove_ignored
 from pyocm.work.agent.apply.merge import Obj, meta
 from pyocm.work.agent.apply.owners import ensure_owner
-from pyocm.work.agent.spoke import SpokeClient
+from pyocm.work.agent.spoke import SpokeClient, current
 
 ServerSideApplyConfig = ManifestWorkSpecManifestConfigUpdateStrategyServerSideApply
 
@@ -73,7 +73,7 @@ async def apply_server_side(
         digest = config_spec_hash(applied)
         for obj in (applied, original):
             meta(obj).setdefault("annotations", {})[wellknown.CONFIG_SPEC_HASH_ANNOTATION] = digest
-        existing = await _existing(spoke, kind, applied)
+        existing = await current(spoke, kind, applied)
         if existing is None:
             applied = original  # created with every field, ignored ones included
         elif _annotation(existing) == digest:
@@ -86,16 +86,6 @@ async def apply_server_side(
         raise
     answer, _ = await ensure_owner(spoke, kind, answer, owner)
     return answer, True
-
-
-async def _existing(spoke: SpokeClient, kind: Kind, obj: Obj) -> Obj | None:
-    metadata = meta(obj)
-    try:
-        return await spoke.get(kind, metadata["name"], namespace=metadata.get("namespace"))
-    except ApiError as err:
-        if err.code == 404:
-            return None
-        raise
 
 
 def _annotation(obj: Obj) -> Any:

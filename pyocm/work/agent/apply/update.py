@@ -34,7 +34,7 @@ from pyocm.work.agent.apply.merge import (
     without_removals,
 )
 from pyocm.work.agent.apply.typed import Typed, typed_applier
-from pyocm.work.agent.spoke import SpokeClient
+from pyocm.work.agent.spoke import SpokeClient, current
 
 #: Metadata the server writes: dropped before an object is created again.
 _SERVER_FIELDS: Final = (
@@ -67,7 +67,7 @@ async def apply_update(
     typed = typed_applier(kind)
     if typed is not None:
         required = typed.prepare(required)
-    existing = await _existing(spoke, kind, required)
+    existing = await current(spoke, kind, required)
     if existing is None:
         obj, written = await spoke.create(kind, without_removals(required)), True
     elif cache is not None and cache.safe_to_skip(kind, applying, existing):
@@ -79,16 +79,6 @@ async def apply_update(
     if cache is not None:
         cache.record(kind, applying, obj)
     return obj, written
-
-
-async def _existing(spoke: SpokeClient, kind: Kind, required: Obj) -> Obj | None:
-    metadata = meta(required)
-    try:
-        return await spoke.get(kind, metadata["name"], namespace=metadata.get("namespace"))
-    except ApiError as err:
-        if err.code == 404:
-            return None
-        raise
 
 
 async def _apply_generic(
