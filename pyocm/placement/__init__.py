@@ -1,0 +1,1 @@
+"""Placement: OCM's scheduler, choosing clusters for a Placement into PlacementDecisions."""
