@@ -13,7 +13,7 @@ condition False ``ConditionRuleExpressionError`` with the error as message; an u
 rule type is Unknown ``ConditionRuleInvalid``. Nothing here raises for a bad rule.
 
 The rules of one manifest share one cost budget per evaluation
-(:data:`~.cel.RUNTIME_COST_BUDGET`), as upstream's do.
+(:data:`pyocm.kube.cel.RUNTIME_COST_BUDGET`), as upstream's do.
 """
 
 from __future__ import annotations
@@ -23,10 +23,12 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
+from celpy import celtypes
+
 from pyocm.api.models.work_v1 import (
     ManifestWorkSpecManifestConfigConditionRule as ConditionRule,
 )
-from pyocm.work.agent.status.cel import (
+from pyocm.kube.cel import (
     RUNTIME_COST_BUDGET,
     CelBudgetExceeded,
     CelCompileError,
@@ -51,8 +53,20 @@ INTERNAL_ERROR = "ConditionRuleInternalError"
 #: Every reason a rule sets starts so; upstream prunes conditions by it.
 RULE_REASON_PREFIX = "ConditionRule"
 
-_RULE_ENV = CelEnv("object")
-_MESSAGE_ENV = CelEnv("object", "result")
+
+def has_conditions(value: Any) -> celtypes.BoolType:
+    """OCM's ``hasConditions(status)``: a map whose ``conditions`` is a non-empty list."""
+    if not isinstance(value, celtypes.MapType):
+        return celtypes.BoolType(False)
+    key = celtypes.StringType("conditions")
+    # celpy's MapType.get raises for a missing key
+    conditions = value[key] if key in value else None  # noqa: SIM401
+    return celtypes.BoolType(isinstance(conditions, celtypes.ListType) and len(conditions) > 0)
+
+
+_OCM_FUNCTIONS = {"hasConditions": has_conditions}
+_RULE_ENV = CelEnv("object", functions=_OCM_FUNCTIONS)
+_MESSAGE_ENV = CelEnv("object", "result", functions=_OCM_FUNCTIONS)
 
 
 @dataclass(frozen=True)

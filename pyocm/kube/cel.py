@@ -1,8 +1,9 @@
-"""CEL for ManifestWork condition rules: compile, check and evaluate with a cost budget.
+"""CEL as Kubernetes runs it: compile, check and evaluate with a cost budget.
 
-Upstream (``pkg/work/spoke/conditions/reader.go``) evaluates rules with cel-go in an
-environment declaring ``object`` (dyn) — and ``result`` (bool) for message expressions —
-plus OCM's ``hasConditions`` and Kubernetes' extension libraries. Here cel-python
+Upstream evaluates CEL with cel-go in environments declaring a few variables, plus
+Kubernetes' extension libraries and some functions of OCM's own (``hasConditions`` for
+ManifestWork condition rules, ``scores`` and ``parseJSON`` for placement): a
+:class:`CelEnv` declares its variables and takes such extra functions. Here cel-python
 (``celpy``) parses and interprets; this module adds what cel-go does around it and
 celpy does not:
 
@@ -14,8 +15,8 @@ celpy does not:
   budget is enforced as upstream's ``CEL evaluation budget exceeded``;
 * runtime errors worded as cel-go words them (``no such key: x``, ``no such overload``),
   never celpy's internal text (which would copy the whole object into a condition);
-* ``hasConditions``, the string extension functions (``lowerAscii``, ``split``, ...) and
-  Kubernetes' list functions (``isSorted``, ``sum``, ``min``, ``max``, ...).
+* the string extension functions (``lowerAscii``, ``split``, ...) and Kubernetes' list
+  functions (``isSorted``, ``sum``, ``min``, ``max``, ...).
 
 Not available (cel-go would accept them, here they are undeclared references):
 optional types (``.?field``, ``optional.of``), ``format``/``quote``, and Kubernetes'
@@ -40,7 +41,8 @@ from celpy.evaluation import Activation, CELEvalError, Evaluator
 
 #: cel-go's per-call cost limit (``celconfig.PerCallLimit``) upstream programs run with.
 PER_CALL_LIMIT = 1_000_000
-#: The cost budget of one manifest's rules in one sync (``celconfig.RuntimeCELCostBudget``).
+#: cel-go's whole-evaluation budget (``celconfig.RuntimeCELCostBudget``): of one manifest's
+#: rules in one sync, of one cluster's placement expressions.
 RUNTIME_COST_BUDGET = 10_000_000
 
 _MACROS_ONE_VAR = frozenset({"all", "exists", "exists_one", "filter", "map"})
@@ -87,17 +89,25 @@ class Outcome:
 
 
 class CelEnv:
-    """An environment declaring ``variables``; its programs may call the functions above."""
+    """An environment declaring ``variables``; its programs may call the standard and
+    Kubernetes functions, and ``functions`` (name to a callable taking and returning celpy
+    values; a method call ``x.f(y)`` calls ``f(x, y)``). A function reports a bad input by
+    raising ValueError with the error's words (or TypeError: ``no such overload``)."""
 
-    def __init__(self, *variables: str) -> None:
+    def __init__(
+        self, *variables: str, functions: Mapping[str, Callable[..., Any]] | None = None
+    ) -> None:
         self.variables = frozenset(variables)
+        extra = {name: _errors_as_values(f) for name, f in (functions or {}).items()}
+        self._functions = {**_FUNCTIONS, **extra}
+        self._names = _FUNCTION_NAMES | frozenset(extra)
         self._env = celpy.Environment()
 
     def compile(self, text: str) -> Program:
         """Parse and check ``text``; :class:`CelCompileError` reads as cel-go's issues."""
         try:
             ast = self._env.compile(text)
-            found = _undeclared(ast, self.variables)
+            found = _undeclared(ast, self.variables, self._names)
         except CELParseError as err:
             raise CelCompileError(_syntax_error(text, err)) from None
         except RecursionError:  # cel-go's parser refuses deep nesting too
@@ -130,7 +140,7 @@ class CelEnv:
         loop should evaluate in a worker thread."""
         meter = _Meter(limit=min(per_call_limit, budget))
         activation = Activation(
-            package=None, annotations=self._env.annotations, functions=_FUNCTIONS
+            package=None, annotations=self._env.annotations, functions=self._functions
         )
         evaluator = _MeteredEvaluator(program.ast, activation, meter)
         try:
@@ -233,63 +243,67 @@ def _limit_text(used: int, budget: int) -> str:
 Issue = tuple[int, int, str]  # line, column (1-based), message
 
 
-def _undeclared(ast: lark.Tree, variables: frozenset[str]) -> list[Issue]:
+def _undeclared(
+    ast: lark.Tree, variables: frozenset[str], functions: frozenset[str]
+) -> list[Issue]:
     issues: list[Issue] = []
-    _check(ast, variables, issues)
+    _Checker(functions).check(ast, variables, issues)
     return sorted(issues, key=lambda issue: (issue[0], issue[1]))
 
 
-def _check(tree: lark.Tree, scope: frozenset[str], issues: list[Issue]) -> None:
-    kind = tree.data
-    if kind == "ident":
-        token = cast(lark.Token, tree.children[0])
-        if token.value not in scope and token.value not in _TYPE_NAMES:
-            issues.append(_undeclared_issue(token, token.value, at_call=False))
-        return
-    if kind in ("ident_arg", "dot_ident_arg"):
-        token = cast(lark.Token, tree.children[0])
-        if token.value != "has" and token.value not in _FUNCTION_NAMES:
-            issues.append(_undeclared_issue(token, token.value, at_call=True))
-        if token.value == "has":
-            _check_has(tree, scope, issues)
+class _Checker:
+    """Finds references to undeclared variables and to functions not in ``functions``."""
+
+    def __init__(self, functions: frozenset[str]) -> None:
+        self.functions = functions
+
+    def check(self, tree: lark.Tree, scope: frozenset[str], issues: list[Issue]) -> None:
+        kind = tree.data
+        if kind == "ident":
+            token = cast(lark.Token, tree.children[0])
+            if token.value not in scope and token.value not in _TYPE_NAMES:
+                issues.append(_undeclared_issue(token, token.value, at_call=False))
             return
-        _check_children(tree.children[1:], scope, issues)
-        return
-    if kind == "member_dot_arg":
-        _check_member_call(tree, scope, issues)
-        return
-    if kind == "member_object":
-        token = _first_token(tree)
-        issues.append(_undeclared_issue(token, token.value, at_call=False))
-        return
-    _check_children(tree.children, scope, issues)
+        if kind in ("ident_arg", "dot_ident_arg"):
+            token = cast(lark.Token, tree.children[0])
+            if token.value != "has" and token.value not in self.functions:
+                issues.append(_undeclared_issue(token, token.value, at_call=True))
+            # has(a.b): only the operand of the selection is a reference; the field is a
+            # name. A call's arguments are references too.
+            self.check_children(tree.children[1:], scope, issues)
+            return
+        if kind == "member_dot_arg":
+            self.check_member_call(tree, scope, issues)
+            return
+        if kind == "member_object":
+            token = _first_token(tree)
+            issues.append(_undeclared_issue(token, token.value, at_call=False))
+            return
+        self.check_children(tree.children, scope, issues)
 
+    def check_children(
+        self, children: list[Any], scope: frozenset[str], issues: list[Issue]
+    ) -> None:
+        for child in children:
+            if isinstance(child, lark.Tree):
+                self.check(child, scope, issues)
 
-def _check_children(children: list[Any], scope: frozenset[str], issues: list[Issue]) -> None:
-    for child in children:
-        if isinstance(child, lark.Tree):
-            _check(child, scope, issues)
-
-
-def _check_has(tree: lark.Tree, scope: frozenset[str], issues: list[Issue]) -> None:
-    # has(a.b): only the operand of the selection is a reference; the field is a name
-    _check_children(tree.children[1:], scope, issues)
-
-
-def _check_member_call(tree: lark.Tree, scope: frozenset[str], issues: list[Issue]) -> None:
-    target, name_token, *rest = tree.children
-    arguments = rest[0] if rest else None
-    name = cast(lark.Token, name_token).value
-    _check(cast(lark.Tree, target), scope, issues)
-    args = list(arguments.children) if isinstance(arguments, lark.Tree) else []
-    bound = _macro_variable(args[0]) if name in _MACROS_ONE_VAR and len(args) >= 2 else None
-    if bound is not None:
-        for arg in args[1:]:
-            _check(arg, scope | {bound}, issues)
-        return
-    if name not in _FUNCTION_NAMES:
-        issues.append(_undeclared_issue(cast(lark.Token, name_token), name, at_call=True))
-    _check_children(args, scope, issues)
+    def check_member_call(
+        self, tree: lark.Tree, scope: frozenset[str], issues: list[Issue]
+    ) -> None:
+        target, name_token, *rest = tree.children
+        arguments = rest[0] if rest else None
+        name = cast(lark.Token, name_token).value
+        self.check(cast(lark.Tree, target), scope, issues)
+        args = list(arguments.children) if isinstance(arguments, lark.Tree) else []
+        bound = _macro_variable(args[0]) if name in _MACROS_ONE_VAR and len(args) >= 2 else None
+        if bound is not None:
+            for arg in args[1:]:
+                self.check(arg, scope | {bound}, issues)
+            return
+        if name not in self.functions:
+            issues.append(_undeclared_issue(cast(lark.Token, name_token), name, at_call=True))
+        self.check_children(args, scope, issues)
 
 
 def _macro_variable(tree: Any) -> str | None:
@@ -375,16 +389,6 @@ def _eval_error_text(err: CELEvalError) -> str:
 
 
 # -- functions --------------------------------------------------------------------------
-
-
-def _has_conditions(value: Any) -> celtypes.BoolType:
-    """OCM's ``hasConditions(status)``: a map whose ``conditions`` is a non-empty list."""
-    if not isinstance(value, celtypes.MapType):
-        return celtypes.BoolType(False)
-    key = celtypes.StringType("conditions")
-    # celpy's MapType.get raises for a missing key
-    conditions = value[key] if key in value else None  # noqa: SIM401
-    return celtypes.BoolType(isinstance(conditions, celtypes.ListType) and len(conditions) > 0)
 
 
 def _string(value: Any) -> str:
@@ -530,7 +534,6 @@ def _find_all(text: Any, pattern: Any, limit: Any = None) -> celtypes.ListType:
 
 
 _EXTENSIONS: dict[str, Callable[..., Any]] = {
-    "hasConditions": _has_conditions,
     "charAt": _char_at,
     "indexOf": _index_of,
     "lastIndexOf": _last_index_of,
