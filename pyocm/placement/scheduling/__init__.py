@@ -1,0 +1,1 @@
+"""The scheduler's pure steps: candidates, filters, prioritizers, selection and decision groups."""
