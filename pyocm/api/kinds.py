@@ -18,6 +18,7 @@ _ADDON = "addon.open-cluster-management.io"
 
 MANAGED_CLUSTER = _ocm(_CLUSTER, "v1", "ManagedCluster")
 CLUSTER_CLAIM = _ocm(_CLUSTER, "v1alpha1", "ClusterClaim")
+ADD_ON_PLACEMENT_SCORE = _ocm(_CLUSTER, "v1alpha1", "AddOnPlacementScore")
 MANAGED_CLUSTER_SET = _ocm(_CLUSTER, "v1beta2", "ManagedClusterSet")
 MANAGED_CLUSTER_SET_BINDING = _ocm(_CLUSTER, "v1beta2", "ManagedClusterSetBinding")
 PLACEMENT = _ocm(_CLUSTER, "v1beta1", "Placement")
