@@ -20,12 +20,15 @@ celpy does not:
 
 Not available (cel-go would accept them, here they are undeclared references):
 optional types (``.?field``, ``optional.of``), ``format``/``quote``, and Kubernetes'
-``quantity``, ``url``, ``ip``, ``cidr``, ``semver`` and ``format`` libraries. Steps are
+``quantity``, ``url``, ``ip``, ``cidr`` and ``format`` libraries. Kubernetes' ``semver``
+library is here (``semver``, ``isSemver``, ``isGreaterThan``, ``isLessThan``,
+``compareTo``, ``major``, ``minor``, ``patch``). Steps are
 counted as this interpreter takes them, so a cost is close to cel-go's but not equal.
 """
 
 from __future__ import annotations
 
+import copy
 import itertools
 import re
 from collections.abc import Callable, Iterator, Mapping
@@ -38,6 +41,8 @@ from celpy import celtypes
 from celpy.adapter import json_to_cel
 from celpy.celparser import CELParseError
 from celpy.evaluation import Activation, CELEvalError, Evaluator
+
+from pyocm.kube import semver
 
 #: cel-go's per-call cost limit (``celconfig.PerCallLimit``) upstream programs run with.
 PER_CALL_LIMIT = 1_000_000
@@ -102,6 +107,17 @@ class CelEnv:
         self._functions = {**_FUNCTIONS, **extra}
         self._names = _FUNCTION_NAMES | frozenset(extra)
         self._env = celpy.Environment()
+
+    def with_functions(self, functions: Mapping[str, Callable[..., Any]]) -> CelEnv:
+        """This environment with ``functions`` added or replaced. Cheap (the parser is
+        shared): for functions bound to one use, such as a lookup of the moment; a
+        program compiled by this environment runs in the new one when it declares the
+        same names."""
+        env = copy.copy(self)
+        extra = {name: _errors_as_values(f) for name, f in functions.items()}
+        env._functions = {**self._functions, **extra}
+        env._names = self._names | frozenset(extra)
+        return env
 
     def compile(self, text: str) -> Program:
         """Parse and check ``text``; :class:`CelCompileError` reads as cel-go's issues."""
@@ -533,7 +549,44 @@ def _find_all(text: Any, pattern: Any, limit: Any = None) -> celtypes.ListType:
     return celtypes.ListType(matches if count < 0 else matches[:count])
 
 
+def _semver_of(value: Any) -> semver.Semver:
+    if not isinstance(value, semver.Semver):
+        raise TypeError("no such overload")
+    return value
+
+
+def _to_semver(text: Any, normalize: Any = None) -> semver.Semver:
+    try:
+        return semver.parse(_string(text), normalize=_bool(normalize))
+    except semver.SemverError as err:
+        raise ValueError(str(err)) from None
+
+
+def _is_semver(text: Any, normalize: Any = None) -> celtypes.BoolType:
+    try:
+        semver.parse(_string(text), normalize=_bool(normalize))
+    except semver.SemverError:
+        return celtypes.BoolType(False)
+    return celtypes.BoolType(True)
+
+
+def _bool(value: Any) -> bool:
+    if value is None:
+        return False
+    if not isinstance(value, celtypes.BoolType):
+        raise TypeError("no such overload")
+    return bool(value)
+
+
 _EXTENSIONS: dict[str, Callable[..., Any]] = {
+    "semver": _to_semver,
+    "isSemver": _is_semver,
+    "isGreaterThan": lambda a, b: celtypes.BoolType(_semver_of(a).compare(_semver_of(b)) == 1),
+    "isLessThan": lambda a, b: celtypes.BoolType(_semver_of(a).compare(_semver_of(b)) == -1),
+    "compareTo": lambda a, b: celtypes.IntType(_semver_of(a).compare(_semver_of(b))),
+    "major": lambda v: celtypes.IntType(_semver_of(v).major),
+    "minor": lambda v: celtypes.IntType(_semver_of(v).minor),
+    "patch": lambda v: celtypes.IntType(_semver_of(v).patch),
     "charAt": _char_at,
     "indexOf": _index_of,
     "lastIndexOf": _last_index_of,

@@ -1,0 +1,55 @@
+"""The scheduler's filters in upstream's order (Predicate, then TaintToleration), with
+the requeue time the TaintToleration filter asks for: the one entry point the placement
+controller calls per placement.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from pyocm.api.models.cluster_v1 import ManagedCluster
+from pyocm.api.models.cluster_v1beta1 import Placement
+
+from .predicates import Misconfigured, ScoreLookup, filter_predicates
+from .taints import filter_taints, requeue_at
+
+
+@dataclass(frozen=True)
+class FilterResult:
+    """The clusters that passed (in the order given), or the misconfiguration message
+    (``<plugin>:<message>``, nothing passed); ``requeue_after``: seconds until a
+    toleration of a decided cluster runs out, or None."""
+
+    passed: list[ManagedCluster]
+    misconfigured: str | None = None
+    requeue_after: float | None = None
+
+
+def filter_clusters(
+    placement: Placement,
+    clusters: Sequence[ManagedCluster],
+    *,
+    decided: Collection[str],
+    now: datetime,
+    decided_clusters: Iterable[ManagedCluster] | None = None,
+    scores: ScoreLookup | None = None,
+) -> FilterResult:
+    """Filter the placement's available ``clusters`` (:func:`.candidates.candidates`).
+
+    ``decided``: the names of the clusters in its PlacementDecisions now;
+    ``decided_clusters``: those ManagedClusters (upstream looks them up among all
+    clusters, available or not; default: those among ``clusters``), whose tolerations'
+    expiry sets ``requeue_after``; ``scores``: the AddOnPlacementScore lookup CEL's
+    ``scores()`` reads. A misconfigured placement gets no requeue, as upstream."""
+    try:
+        passed = filter_predicates(placement, clusters, scores=scores)
+        passed = filter_taints(placement, passed, decided=decided, now=now)
+    except Misconfigured as err:
+        return FilterResult(passed=[], misconfigured=str(err))
+    if decided_clusters is None:
+        decided_clusters = [c for c in clusters if c.get("metadata", {}).get("name") in decided]
+    expiry = requeue_at(placement, decided_clusters, now=now)
+    after = None if expiry is None else (expiry - now).total_seconds()
+    return FilterResult(passed=passed, requeue_after=after)
