@@ -11,6 +11,7 @@ from pyocm.cli import (
     clustersets,
     controller,
     hub,
+    placements,
     sim,
     token,
     unjoin,
@@ -39,22 +40,25 @@ app.command("sim")(sim.sim)
 app.add_typer(clustersets.app, name="clusterset")
 
 get = typer.Typer(
-    help="Show hub objects: token, clusters, clustersets, works.", no_args_is_help=True
+    help="Show hub objects: token, clusters, clustersets, works, placements.", no_args_is_help=True
 )
 get.command("token")(token.get_token)
 get.command("clusters")(clusters.get_clusters)
 get.command("clustersets")(clustersets.get_clustersets)
 get.command("works")(works.get_works)
+get.command("placements")(placements.get_placements)
 app.add_typer(get, name="get")
 
-create = typer.Typer(help="Create hub objects: clusterset, work.", no_args_is_help=True)
+create = typer.Typer(help="Create hub objects: clusterset, work, placement.", no_args_is_help=True)
 create.command("clusterset")(clustersets.create_clusterset)
 create.command("work")(works.create_work)
+create.command("placement")(placements.create_placement)
 app.add_typer(create, name="create")
 
-delete = typer.Typer(help="Delete hub objects: clusterset, work.", no_args_is_help=True)
+delete = typer.Typer(help="Delete hub objects: clusterset, work, placement.", no_args_is_help=True)
 delete.command("clusterset")(clustersets.delete_clusterset)
 delete.command("work")(works.delete_work)
+delete.command("placement")(placements.delete_placement)
 app.add_typer(delete, name="delete")
 app.add_typer(bench.app, name="bench")
 
