@@ -172,3 +172,48 @@ def test_costs_are_counted_and_reported() -> None:
     assert 0 < outcome.cost < 10
     with pytest.raises(CelBudgetExceeded, match="CEL evaluation budget exceeded"):
         ENV.evaluate(program, {"object": DEPLOYMENT}, budget=outcome.cost - 1)
+
+
+# -- Kubernetes' semver library ----------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ('semver("1.30.0").isLessThan(semver("1.31.0"))', True),
+        ('semver("1.30.0").isGreaterThan(semver("1.31.0"))', False),
+        ('semver("1.2.3-alpha").compareTo(semver("1.2.3"))', -1),
+        ('semver("1.2.3-alpha.1").compareTo(semver("1.2.3-alpha.beta"))', -1),
+        ('semver("1.2.3+build").compareTo(semver("1.2.3"))', 0),
+        ('semver("v01.2", true).compareTo(semver("1.2.0"))', 0),
+        ('semver("4.5.6").major() + semver("4.5.6").minor() + semver("4.5.6").patch()', 15),
+        ('isSemver("1.2.3") && !isSemver("v1.2.3") && isSemver("v1.2", true)', True),
+    ],
+)
+def test_semver_functions(text: str, expected: Any) -> None:
+    assert run(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ('semver("1.2")', "No Major.Minor.Patch elements found"),
+        ('semver("01.2.3")', 'Major number must not contain leading zeroes "01"'),
+        ('semver("1.x.3")', 'Invalid character(s) found in minor number "x"'),
+        ('semver("1.2-beta", true)', "short version cannot contain PreRelease/Build meta data"),
+        ('semver("1.2.3").isLessThan("1.2.4")', "no such overload"),
+    ],
+)
+def test_semver_errors(text: str, message: str) -> None:
+    with pytest.raises(CelEvalError) as caught:
+        run(text)
+    assert str(caught.value) == message
+
+
+def test_extra_functions_are_declared_per_environment() -> None:
+    env = CelEnv("x", functions={"twice": lambda v: v + v})
+    assert env.evaluate(env.compile("x.twice()"), {"x": 2}, budget=100).value == 4
+    with pytest.raises(CelCompileError, match="undeclared reference to 'twice'"):
+        ENV.compile("object.twice()")
+    bound = env.with_functions({"twice": lambda v: v * 3})
+    assert bound.evaluate(env.compile("x.twice()"), {"x": 2}, budget=100).value == 6
