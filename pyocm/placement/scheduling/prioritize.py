@@ -22,7 +22,8 @@ Nothing here reads the API: the caller passes what the plugins would have listed
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping, Sequence
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Protocol
@@ -31,6 +32,7 @@ from pyocm.api.models.cluster_v1 import ManagedCluster
 from pyocm.api.models.cluster_v1alpha1 import AddOnPlacementScore
 from pyocm.api.models.cluster_v1beta1 import (
     Placement,
+    PlacementDecision,
     PlacementSpecPrioritizerPolicyConfiguration,
 )
 from pyocm.kube import timefmt
@@ -307,3 +309,40 @@ def _expired(valid_until: str | None, now: datetime) -> bool:
         return now > timefmt.parse_time(valid_until)
     except ValueError:
         return False  # the server validates the field; an unreadable one never expires
+
+
+def decision_counts(decisions: Iterable[PlacementDecision]) -> Counter[str]:
+    """How many decisions name each cluster across the given PlacementDecisions."""
+    counts: Counter[str] = Counter()
+    for decision in decisions:
+        counts.update(d["clusterName"] for d in decision.get("status", {}).get("decisions", []))
+    return counts
+
+
+def counts_elsewhere(
+    every: Mapping[str, int], own: Mapping[str, int]
+) -> tuple[Mapping[str, int], int]:
+    """Balance's inputs for one placement: each cluster's decisions in all PlacementDecisions
+    (``every``) less those of this placement's own (``own``: the ones labelled with its name
+    in its namespace, as upstream skips), and the largest count left."""
+    if not own:
+        return every, max(every.values(), default=0)
+    left = dict(every)
+    for name, count in own.items():
+        left[name] = left.get(name, 0) - count
+    return left, max(left.values(), default=0)
+
+
+_MAX_EVENT_MESSAGE_LENGTH = 1000
+
+
+def score_event_message(totals: Mapping[str, int]) -> str:
+    """The ScoreUpdate event's message: ``name:score `` by cluster name, cut with ``......``
+    once it would pass 1,000 characters; "" when there are no scores (no event then)."""
+    text = ""
+    for name in sorted(totals):
+        item = f"{name}:{totals[name]} "
+        if len(text) + len(item) > _MAX_EVENT_MESSAGE_LENGTH:
+            return text + "......"
+        text += item
+    return text

@@ -10,7 +10,7 @@ import pytest
 from pyocm.api import models
 from pyocm.api.models.cluster_v1 import ManagedCluster
 from pyocm.api.models.cluster_v1alpha1 import AddOnPlacementScore
-from pyocm.api.models.cluster_v1beta1 import Placement
+from pyocm.api.models.cluster_v1beta1 import Placement, PlacementDecision
 from pyocm.kube import timefmt
 from pyocm.placement.scheduling import prioritize as p
 
@@ -251,3 +251,34 @@ def test_misconfigured_messages(spec: Placement, message: str) -> None:
     with pytest.raises(p.Misconfigured) as caught:
         p.score_clusters(spec, [cluster("cluster1")], inputs())
     assert caught.value.condition_message == message
+
+
+def decision(*clusters: str) -> PlacementDecision:
+    return models.view(
+        PlacementDecision,
+        {"status": {"decisions": [{"clusterName": c, "reason": ""} for c in clusters]}},
+    )
+
+
+def test_counts_elsewhere_leave_out_this_placements_own() -> None:
+    # upstream's "do not schedule to other cluster even with least decisions"
+    others = [decision("cluster2", "cluster3"), decision("cluster1", "cluster2")]
+    own = [decision("cluster3")]
+    every = p.decision_counts([*others, *own])
+    counts, biggest = p.counts_elsewhere(every, p.decision_counts(own))
+    assert (dict(counts), biggest) == ({"cluster1": 1, "cluster2": 2, "cluster3": 1}, 2)
+    assert p.balance_scores(NAMES, counts, biggest) == {
+        "cluster1": 0,
+        "cluster2": -100,
+        "cluster3": 0,
+    }
+    assert p.counts_elsewhere(p.decision_counts(own), p.decision_counts(own))[1] == 0
+
+
+def test_score_event_message() -> None:
+    assert p.score_event_message({}) == ""
+    assert p.score_event_message({"b": -100, "a": 200}) == "a:200 b:-100 "
+    many = {f"cluster{i:04d}": 100 for i in range(200)}
+    message = p.score_event_message(many)
+    assert message.endswith("......") and len(message) <= 1006
+    assert message.startswith("cluster0000:100 cluster0001:100 ")
