@@ -36,5 +36,5 @@ def build(
     add_clusterset_controllers(
         manager, recorder=recorder, default_sets=options.gate("DefaultClusterSet")
     )
-    add_work_controllers(manager)
+    add_work_controllers(manager, replica_sets=options.gate("ManifestWorkReplicaSet"))
     return manager

@@ -19,10 +19,9 @@ from pyocm.runtime.client import Api
 from pyocm.runtime.controller import Result
 from pyocm.runtime.informer import Informer
 from pyocm.runtime.manager import Manager
+from pyocm.work.hub.replicaset import REPLICA_SET_LABEL, add_replicaset_controller
 
 WORK_COMPLETE = "Complete"
-#: The label a ManifestWorkReplicaSet puts on the works it makes.
-REPLICA_SET_LABEL = "work.open-cluster-management.io/manifestworkreplicaset"
 
 
 def seconds_left(work: ManifestWork, *, now: float) -> float | None:
@@ -74,9 +73,11 @@ class CompletedWorkCollector:
         return None
 
 
-def add_work_controllers(manager: Manager) -> None:
-    """The hub's work controllers (the ManifestWorkReplicaSet controller comes with
-    Placement)."""
+def add_work_controllers(manager: Manager, *, replica_sets: bool = False) -> None:
+    """The hub's work controllers; the ManifestWorkReplicaSet controller only with
+    ``replica_sets`` (the hub gate ``ManifestWorkReplicaSet``, off by default upstream)."""
     works = manager.informer(ocm.MANIFEST_WORK)
     collector = CompletedWorkCollector(manager.api, works, clock=manager.clock)
     manager.controller("manifestwork-garbage-collection", collector.reconcile).watch(works)
+    if replica_sets:
+        add_replicaset_controller(manager)
