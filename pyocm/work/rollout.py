@@ -4,7 +4,9 @@ Generic over what is rolled out: callers say, per cluster that already has the w
 how its rollout stands (:class:`ClusterStatus`), and pass the decision groups the
 placement chose (:func:`decision_groups` reads them from PlacementDecisions). The
 ManifestWorkReplicaSet controller uses it with works' conditions; add-on install
-strategies will with add-on configs. Pure: the caller passes ``now``, nothing is read.
+strategies will with add-on configs (the add-on layer sits above work, as upstream's
+addon-manager deploys through ManifestWorks; cluster sets, work's sibling layer, may not
+import it). Pure: the caller passes ``now``, nothing is read.
 
 Upstream's quirks are kept, as clients see their effect: clusters roll out in name
 order; ``maxConcurrency``/``maxFailures`` of 0, absent or above the total fall back to

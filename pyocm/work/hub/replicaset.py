@@ -5,7 +5,7 @@ Each reconcile, in upstream's order: a set being deleted has its works deleted, 
 finalizer removed (with ``cascadeDeletionPolicy: Foreground`` only once the works are
 gone); a set without the finalizer gets it; then every placement reference is deployed:
 its PlacementDecisions name the clusters, its rollout strategy
-(:mod:`pyocm.clustersets.rollout`) says which of them get the template now, judged from
+(:mod:`pyocm.work.rollout`) says which of them get the template now, judged from
 each up-to-date work's conditions; works of clusters or placements no longer selected
 are deleted. Last the status: per-placement and total summaries counted from the works'
 Applied/Available/Progressing/Degraded conditions, and the conditions
@@ -30,7 +30,6 @@ from pyocm.api.models.cluster_v1beta1 import Placement, PlacementDecision
 from pyocm.api.models.work_v1 import ManifestWork
 from pyocm.api.models.work_v1alpha1 import ManifestWorkReplicaSet
 from pyocm.base.clock import Clock
-from pyocm.clustersets import rollout
 from pyocm.kube import names, timefmt
 from pyocm.kube.status import ApiError
 from pyocm.runtime.cache import by_label
@@ -38,6 +37,7 @@ from pyocm.runtime.client import Api
 from pyocm.runtime.controller import Result
 from pyocm.runtime.informer import Informer
 from pyocm.runtime.manager import Manager
+from pyocm.work import rollout
 
 Obj = dict[str, Any]
 GATE = "ManifestWorkReplicaSet"

@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from pyocm.clustersets.rollout import (
+from pyocm.work.rollout import (
     ClusterStatus,
     GroupKey,
     RolloutError,
