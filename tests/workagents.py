@@ -13,11 +13,13 @@ from typing import Any
 from pyocm.api import conditions
 from pyocm.api import kinds as ocm
 from pyocm.base import metrics
+from pyocm.base.clock import RealClock
 from pyocm.klusterlet.agent import Klusterlet
 from pyocm.local.embedded import EmbeddedCluster
 from pyocm.registration.agent.agent import AgentOptions, RegistrationAgent
 from pyocm.registration.agent.managed import KubeManagedSide
 from pyocm.runtime.client import Api
+from pyocm.runtime.retry import retry_on_conflict
 from pyocm.testing import HubProcess
 from pyocm.work.agent.options import WorkAgentOptions, hub_hash
 from tests.agents import accept, available, bootstrap_kubeconfig
@@ -129,3 +131,15 @@ async def reconciled(times: int, *, controller: str = "ManifestWorkController") 
         return sum(stats.results.values()) >= start + times
 
     await eventually(done)
+
+
+async def update_spec(api: Api, cluster: str, name: str, **spec: Any) -> Obj:
+    """Change the work's spec as a user would, reading it again when the agent's
+    status write came between the read and the write (a 409)."""
+
+    async def write() -> Obj:
+        work = await api.get(ocm.MANIFEST_WORK, name, namespace=cluster)
+        work["spec"].update(spec)
+        return await api.update(ocm.MANIFEST_WORK, work)
+
+    return await retry_on_conflict(write, clock=RealClock())

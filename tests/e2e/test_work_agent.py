@@ -25,6 +25,7 @@ from tests.workagents import (
     manifest_conditions,
     manifest_work,
     running_klusterlet,
+    update_spec,
     work_hash,
     work_with,
 )
@@ -152,9 +153,7 @@ async def test_edits_removals_and_drift_reach_the_cluster(
         dropped = await spoke.get(kinds.CONFIGMAP, "drop", namespace="default")
 
         # An edit: one manifest changed, one removed.
-        work = await api.get(ocm.MANIFEST_WORK, "w", namespace=cluster)
-        work["spec"]["workload"]["manifests"] = [configmap("keep", a="2")]
-        await api.update(ocm.MANIFEST_WORK, work)
+        await update_spec(api, cluster, "w", workload={"manifests": [configmap("keep", a="2")]})
 
         async def edited() -> bool:
             kept = await spoke.get(kinds.CONFIGMAP, "keep", namespace="default")
@@ -167,8 +166,14 @@ async def test_edits_removals_and_drift_reach_the_cluster(
             lambda: work_with(api, cluster, "w", Applied="True", Available="True")
         )
         assert len(done["status"]["resourceStatus"]["manifests"]) == 1
-        record = await spoke.get(ocm.APPLIED_MANIFEST_WORK, f"{work_hash(hub)}-w")
-        assert [r["name"] for r in record["status"]["appliedResources"]] == ["keep"]
+
+        async def recorded() -> Obj:
+            # The record follows the deletion in the agent's next pass, not at once.
+            found = await spoke.get(ocm.APPLIED_MANIFEST_WORK, f"{work_hash(hub)}-w")
+            assert [r["name"] for r in found["status"]["appliedResources"]] == ["keep"]
+            return found
+
+        record = await eventually(recorded)
         assert dropped["metadata"]["uid"] not in {
             r["uid"] for r in record["status"]["appliedResources"]
         }
@@ -246,9 +251,12 @@ async def test_a_bad_manifest_fails_alone(
         assert await gone(managed.api, kinds.CONFIGMAP, "bad", "default")
 
         # Fixed on the hub, it applies: the failure's backoff starts over with the new generation.
-        fixed = await api.get(ocm.MANIFEST_WORK, "w", namespace=cluster)
-        fixed["spec"]["workload"]["manifests"] = [configmap("good", a="1"), configmap("bad", b="2")]
-        await api.update(ocm.MANIFEST_WORK, fixed)
+        await update_spec(
+            api,
+            cluster,
+            "w",
+            workload={"manifests": [configmap("good", a="1"), configmap("bad", b="2")]},
+        )
         await eventually(lambda: work_with(api, cluster, "w", Applied="True", Available="True"))
         assert (await managed.api.get(kinds.CONFIGMAP, "bad", namespace="default"))["data"] == {
             "b": "2"
@@ -362,9 +370,7 @@ async def test_orphaning_an_applied_resource_takes_the_owner_off(
         await eventually(lambda: work_with(api, cluster, "w", Applied="True"))
         found = await managed.api.get(kinds.CONFIGMAP, "kept", namespace="default")
         assert owners(found) == [(*OWNER_KIND, f"{work_hash(hub)}-w")]
-        work = await api.get(ocm.MANIFEST_WORK, "w", namespace=cluster)
-        work["spec"]["deleteOption"] = ORPHAN_KEPT
-        await api.update(ocm.MANIFEST_WORK, work)
+        await update_spec(api, cluster, "w", deleteOption=ORPHAN_KEPT)
 
         async def unowned() -> bool:
             found = await managed.api.get(kinds.CONFIGMAP, "kept", namespace="default")

@@ -14,7 +14,14 @@ from pyocm.kube import kinds
 from pyocm.runtime.client import Api
 from pyocm.testing import HubProcess
 from tests.support import eventually
-from tests.workagents import configmap, joined, manifest_work, reconciled, work_with
+from tests.workagents import (
+    configmap,
+    joined,
+    manifest_work,
+    reconciled,
+    update_spec,
+    work_with,
+)
 
 Obj = dict[str, Any]
 
@@ -63,12 +70,6 @@ def feedback(work: Obj, index: int = 0) -> dict[str, Any]:
 def applied_condition(work: Obj, index: int = 0) -> Obj:
     manifest = work["status"]["resourceStatus"]["manifests"][index]
     return next(c for c in manifest["conditions"] if c["type"] == "Applied")
-
-
-async def update_spec(api: Api, cluster: str, name: str, **spec: Any) -> None:
-    work = await api.get(ocm.MANIFEST_WORK, name, namespace=cluster)
-    work["spec"].update(spec)
-    await api.update(ocm.MANIFEST_WORK, work)
 
 
 async def test_status_feedback_reports_a_deployments_readiness(
