@@ -1,0 +1,175 @@
+"""The scheduling controller: one Placement, level-based, as upstream's
+``schedulingController.syncPlacement``.
+
+A pass reads everything from informer caches: the placement's candidates (valid
+bindings, eligible sets, available clusters), filters them (predicates, then taints
+and tolerations), scores and selects, groups the selection into PlacementDecisions,
+writes those, and ends in one status write. A placement being deleted, or with
+scheduling disabled by annotation, is left alone. When a toleration in use will
+expire, the placement is looked at again at that instant.
+
+A misconfigured placement (a bad selector, toleration, prioritizer policy or group
+strategy) gets what upstream writes for it: its scheduling stops with nothing selected,
+so its decisions are emptied, and PlacementMisconfigured says why. It is not retried:
+only a change of its spec can repair it, and that wakes it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from pyocm.api import models
+from pyocm.api.models.cluster_v1 import ManagedCluster
+from pyocm.api.models.cluster_v1alpha1 import (
+    AddOnPlacementScore,
+    AddOnPlacementScoreStatusScore,
+)
+from pyocm.api.models.cluster_v1beta1 import Placement
+from pyocm.api.models.cluster_v1beta2 import ManagedClusterSet, ManagedClusterSetBinding
+from pyocm.base.clock import Clock
+from pyocm.placement import status as placement_status
+from pyocm.placement.decisions import DecisionWriter
+from pyocm.placement.scheduling import candidates as candidate_clusters
+from pyocm.placement.scheduling.filters import filter_clusters
+from pyocm.placement.scheduling.groups import decision_groups, decision_pages, group_statuses
+from pyocm.placement.scheduling.prioritize import (
+    Misconfigured,
+    counts_elsewhere,
+    decision_counts,
+)
+from pyocm.placement.scheduling.select import Selection, prioritize_and_select
+from pyocm.placement.usage import DecisionUsage, clusters_of
+from pyocm.runtime.cache import by_namespace
+from pyocm.runtime.client import Api
+from pyocm.runtime.controller import Result
+from pyocm.runtime.informer import Informer
+
+#: The bindings informer's index by namespace.
+BINDINGS_BY_NAMESPACE = "namespace"
+
+
+@dataclass(frozen=True)
+class Informers:
+    """The caches one scheduling pass reads."""
+
+    placements: Informer
+    decisions: Informer
+    clusters: Informer
+    cluster_sets: Informer
+    bindings: Informer
+    scores: Informer
+
+
+class SchedulingController:
+    def __init__(
+        self, api: Api, informers: Informers, *, writer: DecisionWriter, clock: Clock
+    ) -> None:
+        self.api, self.informers, self.writer, self.clock = api, informers, writer, clock
+        self.usage = DecisionUsage(informers.decisions)
+        informers.bindings.add_index(BINDINGS_BY_NAMESPACE, by_namespace)
+
+    async def reconcile(self, key: str) -> Result | None:
+        stored = self.informers.placements.store.get(key)
+        if stored is None:
+            return None
+        placement = models.view(Placement, stored)
+        if candidate_clusters.is_skipped(placement):
+            return None
+        return await self.schedule(placement)
+
+    async def schedule(self, placement: Placement) -> Result | None:
+        """One scheduling pass over ``placement``; its writes and when to look again."""
+        meta = placement["metadata"]
+        now = self.clock.now()
+        found = self._candidates(placement)
+        own = self.writer.existing(meta["namespace"], meta["name"])
+        decided = frozenset(name for d in own for name in clusters_of(models.wire(d)))
+        filtered = filter_clusters(
+            placement,
+            found.clusters,
+            decided=decided,
+            now=now,
+            decided_clusters=self._clusters(decided),
+            scores=self._score_list,
+        )
+        misconfigured = filtered.misconfigured
+        if misconfigured is None:
+            selection = self._select(placement, filtered.passed, decided, own, now)
+            misconfigured = _message(selection.misconfigured)
+        else:
+            selection = Selection([], 0)
+        grouping = decision_groups(placement, selection.selected)
+        misconfigured = misconfigured or _message(grouping.misconfigured)
+        pages = decision_pages(meta["name"], grouping.groups)
+        await self.writer.write(
+            placement, pages, scores=selection.scores, warning=selection.warning
+        )
+        outcome = placement_status.Outcome(
+            spec_cluster_sets=placement["spec"].get("clusterSets", []),
+            eligible_cluster_sets=found.cluster_sets,
+            bindings=len(found.bindings),
+            available=len(found.clusters),
+            selected=len(selection.selected),
+            unscheduled=selection.unscheduled,
+            misconfigured=misconfigured,
+        )
+        wanted = placement_status.desired_status(
+            placement, outcome, group_statuses(grouping.groups, pages), clock=self.clock
+        )
+        await placement_status.write_status(self.api, placement, wanted)
+        if filtered.requeue_after is None or misconfigured is not None:
+            return None
+        return Result(requeue_after=max(filtered.requeue_after, 0.0))
+
+    def _candidates(self, placement: Placement) -> candidate_clusters.Candidates:
+        caches = self.informers
+        bindings = caches.bindings.store.by_index(
+            BINDINGS_BY_NAMESPACE, placement["metadata"]["namespace"]
+        )
+        return candidate_clusters.candidates(
+            placement,
+            bindings=[models.view(ManagedClusterSetBinding, b) for b in bindings],
+            cluster_sets=[
+                models.view(ManagedClusterSet, s) for s in caches.cluster_sets.store.objects()
+            ],
+            clusters=[models.view(ManagedCluster, c) for c in caches.clusters.store.objects()],
+        )
+
+    def _select(
+        self,
+        placement: Placement,
+        clusters: list[ManagedCluster],
+        decided: frozenset[str],
+        own: list[models.cluster_v1beta1.PlacementDecision],
+        now: datetime,
+    ) -> Selection:
+        elsewhere, max_count = counts_elsewhere(self.usage.counts, decision_counts(own))
+        return prioritize_and_select(
+            placement,
+            clusters,
+            decided=decided,
+            selected_elsewhere=elsewhere,
+            max_selected_elsewhere=max_count,
+            scores=self._score,
+            now=now,
+        )
+
+    def _clusters(self, names: frozenset[str]) -> list[ManagedCluster]:
+        store = self.informers.clusters.store
+        found = (store.get(name) for name in sorted(names))
+        return [models.view(ManagedCluster, c) for c in found if c is not None]
+
+    def _score_list(
+        self, cluster: str, resource_name: str
+    ) -> list[AddOnPlacementScoreStatusScore] | None:
+        found = self._score(cluster, resource_name)
+        return None if found is None else found.get("status", {}).get("scores", [])
+
+    def _score(self, cluster: str, resource_name: str) -> AddOnPlacementScore | None:
+        found = self.informers.scores.store.get(f"{cluster}/{resource_name}")
+        return models.view(AddOnPlacementScore, found) if found is not None else None
+
+
+def _message(problem: Misconfigured | None) -> str | None:
+    return problem.condition_message if problem is not None else None
