@@ -7,6 +7,7 @@ from collections.abc import Sequence
 
 from pyocm.base.clock import Clock
 from pyocm.clustersets.controllers import add_clusterset_controllers
+from pyocm.placement.manager import EVENT_SOURCE, add_placement_controllers
 from pyocm.registration.hub.approvers import CsrApprover
 from pyocm.registration.hub.manager import HubOptions, build_hub_manager
 from pyocm.registration.hub.signers import SignerRegistry
@@ -37,4 +38,10 @@ def build(
         manager, recorder=recorder, default_sets=options.gate("DefaultClusterSet")
     )
     add_work_controllers(manager, replica_sets=options.gate("ManifestWorkReplicaSet"))
+    add_placement_controllers(
+        manager,
+        recorder=Recorder(
+            api, controller=EVENT_SOURCE, instance=options.identity, clock=manager.clock
+        ),
+    )
     return manager
