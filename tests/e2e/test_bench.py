@@ -106,6 +106,24 @@ def test_fleet_benchmark_runs_works_through_the_fleet() -> None:
     )
 
 
+def test_placement_benchmark_reports_latency_and_cpu() -> None:
+    lines = bench(
+        "placement", "--clusters", "60", "--placements", "10", "--changes", "6",
+        "--duration", "3",
+    )  # fmt: skip
+    report = {line[:35].strip(): line[35:] for line in lines}
+    assert re.match(r"60 created in [\d.]+ s \(1 in 10 tainted", report["clusters"])
+    assert re.match(r"\d+ ms$", report["one placement, first schedule"])
+    assert re.match(
+        r"n=6 p50=\d+ ms p99=\d+ ms max=\d+ ms \(6 of 6 seen\)", report["spec change to decisions"]
+    )
+    assert re.match(r"10 of 10 in [\d.]+ s", report["placements scheduled"])
+    assert re.match(r"\d+ in [34] s \(1 % of 60 a minute\)$", report["cluster label changes"])
+    assert re.match(r"[\d.]+ cores \(goal < 0.2\)$", report["hub CPU keeping placements current"])
+    assert re.match(r"\d+$", report["scheduling passes in the window"])
+    assert report["scheduling queue at the end"] == "0 waiting"
+
+
 def test_fleet_benchmark_refuses_an_unknown_scenario() -> None:
     done = subprocess.run(
         [sys.executable, "-m", "pyocm", "bench", "fleet", "--scenario", "nope"],
