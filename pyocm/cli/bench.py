@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from pyocm.bench import apiserver, fleet, registration
+from pyocm.bench import apiserver, fleet, placement, registration
 from pyocm.cli.common import fail, raise_open_file_limit, run
 
 app = typer.Typer(help="Benchmarks that print figures (see BENCHMARKS.md).", no_args_is_help=True)
@@ -74,5 +74,27 @@ def bench_fleet(
     except ValueError as err:
         fail(str(err), code=2)
     report = run(fleet.run(chosen, command=fleet.command_line()))
+    for line in report.lines:
+        typer.echo(line)
+
+
+@app.command("placement")
+def bench_placement(
+    clusters: int = typer.Option(10_000, "--clusters", min=1, help="Agentless clusters."),
+    placements: int = typer.Option(1_000, "--placements", min=1, help="Placements kept current."),
+    changes: int = typer.Option(50, "--changes", min=1, help="Timed spec changes."),
+    duration: float = typer.Option(
+        60.0, "--duration", min=1, help="Seconds of cluster label churn measured."
+    ),
+) -> None:
+    """Placement scheduling latency and the hub CPU to keep placements current."""
+    raise_open_file_limit()
+    try:
+        options = placement.Options(
+            clusters=clusters, placements=placements, changes=changes, duration=duration
+        )
+    except ValueError as err:
+        fail(str(err), code=2)
+    report = run(placement.run(options, command=fleet.command_line()))
     for line in report.lines:
         typer.echo(line)
