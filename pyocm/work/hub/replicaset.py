@@ -38,6 +38,7 @@ from pyocm.runtime.controller import Result
 from pyocm.runtime.informer import Informer
 from pyocm.runtime.manager import Manager
 from pyocm.work import rollout
+from pyocm.work.hub import applier
 
 Obj = dict[str, Any]
 GATE = "ManifestWorkReplicaSet"
@@ -130,7 +131,10 @@ def _time(cond: Mapping[str, Any] | None) -> datetime | None:
 
 
 def _template_matches(mwrs: ManifestWorkReplicaSet, work: ManifestWork) -> bool:
-    return dict(work.get("spec") or {}) == dict(mwrs["spec"].get("manifestWorkTemplate") or {})
+    """Whether the work's spec is the set's template, compared as upstream compares."""
+    return applier.spec_equal(
+        mwrs["spec"].get("manifestWorkTemplate") or {}, work.get("spec") or {}
+    )
 
 
 def _summary(total: int = 0) -> Obj:
@@ -377,32 +381,23 @@ class ReplicaSetController:
         """Create the cluster's work, or bring its labels and spec to the template."""
         meta = mwrs["metadata"]
         set_key = f"{meta.get('namespace')}/{meta['name']}"
-        name = found["metadata"]["name"] if found is not None else self._pending(set_key, cluster)
         labels = {
             **(meta.get("labels") or {}),
             REPLICA_SET_LABEL: owner_value(meta.get("namespace", ""), meta["name"]),
             PLACEMENT_NAME_LABEL: placement,
         }
-        spec = copy.deepcopy(dict(mwrs["spec"].get("manifestWorkTemplate") or {}))
+        wanted: Obj = {
+            "metadata": {"namespace": cluster, "labels": labels},
+            "spec": copy.deepcopy(dict(mwrs["spec"].get("manifestWorkTemplate") or {})),
+        }
+        if found is None and self._pending(set_key, cluster) is not None:
+            return True  # made a moment ago; the cache will show it
+        if found is None:
+            wanted["metadata"]["generateName"] = meta["name"]
         try:
-            if found is None and name is None:
-                made = await self.api.create(
-                    ocm.MANIFEST_WORK,
-                    {
-                        "metadata": {
-                            "generateName": meta["name"],
-                            "namespace": cluster,
-                            "labels": labels,
-                        },
-                        "spec": spec,
-                    },
-                )
+            made = await applier.apply(self.api, wanted, found)
+            if found is None and made is not None:
                 self._created[(set_key, cluster)] = made["metadata"]["name"]
-            elif found is not None and (_labels(found) != labels or found.get("spec") != spec):
-                patch = {"metadata": {"labels": _label_patch(_labels(found), labels)}, "spec": spec}
-                await self.api.patch(
-                    ocm.MANIFEST_WORK, found["metadata"]["name"], patch, namespace=cluster
-                )
         except ApiError as err:
             result.errors.append(f"{cluster}: {err.message}")
             return False
@@ -509,18 +504,12 @@ def _label(work: ManifestWork, name: str) -> str | None:
     return _labels(work).get(name)
 
 
-def _label_patch(old: dict[str, str], new: dict[str, str]) -> dict[str, str | None]:
-    """A merge patch taking ``old`` labels to ``new`` (removed ones null)."""
-    return {**dict.fromkeys(old), **new}
-
-
 def _bad_owner(owner: str, problems: list[str]) -> str:
-    # Upstream's Sprintf passes one argument for two verbs and appends the value to the
-    # format: the message clients see is exactly this.
-    quoted = '"' + "; ".join(problems).replace("\\", "\\\\").replace('"', '\\"') + '"'
+    # Upstream's words; the value is a Go %q (a namespace and a name need no escapes).
     return (
-        f"ManifestWork owner reference {quoted} (namespace.name) is not a valid label value: "
-        f"%!s(MISSING); {owner}"
+        f'ManifestWork owner reference "{owner}" (namespace.name) is not a valid label value: '
+        f"{'; '.join(problems)}; recreate the ManifestWorkReplicaSet with a shorter namespace "
+        "and/or name so the combined length is at most 63 characters"
     )
 
 
