@@ -25,6 +25,7 @@ from rich.table import Table
 from pyocm.api import conditions, models, shapes, wellknown
 from pyocm.api import kinds as ocm
 from pyocm.api.models.work_v1 import ManifestWork
+from pyocm.api.models.work_v1alpha1 import ManifestWorkReplicaSet
 from pyocm.cli import manifestfiles
 from pyocm.cli.clusters import age
 from pyocm.cli.common import KUBECONFIG_HELP, connect, fail, run
@@ -71,22 +72,127 @@ def create_work(
         help="A file or directory of Kubernetes manifests (YAML or JSON), or - for stdin; repeatable.",
     ),
     clusters: str = typer.Option(
-        ..., "--clusters", help="Comma-separated names of the clusters to put the work on."
+        None, "--clusters", help="Comma-separated names of the clusters to put the work on."
+    ),
+    placement: str = typer.Option(
+        None,
+        "--placement",
+        help="An existing placement, <namespace>/<name> or a name with -n (needs --replicaset).",
+    ),
+    namespace: str = typer.Option(
+        None, "-n", "--namespace", help="The placement's namespace, for --placement <name>."
+    ),
+    replicaset: bool = typer.Option(
+        False,
+        "-r",
+        "--replicaset",
+        help="Create a ManifestWorkReplicaSet: the hub (gate ManifestWorkReplicaSet on) puts "
+        "the work on each cluster the placement selects.",
     ),
     overwrite: bool = typer.Option(
         False, "--overwrite", help="Replace the manifests of a work that exists already."
     ),
     kubeconfig: Path = _kubeconfig(),
 ) -> None:
-    """Create a ManifestWork holding the manifests of the -f files in each cluster's namespace."""
+    """Create a ManifestWork holding the manifests of the -f files in each cluster's
+    namespace, or with --replicaset a ManifestWorkReplicaSet for a placement's clusters."""
     _work_name(name)
-    targets = _cluster_names(clusters, flag="--clusters")
+    if not clusters and not placement:
+        fail("--clusters or --placement must be specified", code=2)
+    if clusters and placement:
+        fail("--clusters and --placement can only specify one", code=2)
+    if replicaset and not placement:
+        fail("--placement must be specified when enable --replicaset", code=2)
+    if placement and not replicaset:
+        # clusteradm's other mode (plain works on the decided clusters) is not built.
+        fail(
+            "--placement needs --replicaset: pyocm puts a work on a placement's clusters "
+            "through a ManifestWorkReplicaSet",
+            code=2,
+        )
     try:
         manifests = [m.obj for m in manifestfiles.read(filename)]
     except manifestfiles.ManifestFileError as err:
         fail(str(err))
-    for line in run(_create(kubeconfig, name, targets, manifests, overwrite=overwrite)):
+    if placement:
+        where = _placement_ref(placement, namespace)
+        lines = [run(_create_set(kubeconfig, name, where, manifests, overwrite=overwrite))]
+    else:
+        targets = _cluster_names(clusters, flag="--clusters")
+        lines = run(_create(kubeconfig, name, targets, manifests, overwrite=overwrite))
+    for line in lines:
         typer.echo(line)
+
+
+def _placement_ref(text: str, namespace: str | None) -> tuple[str, str]:
+    """``(namespace, name)`` from ``<namespace>/<name>`` or a name and ``-n``."""
+    parts = text.split("/")
+    if len(parts) > 2:
+        fail(
+            f"the name of the placement {text} must be in the format of <namespace>/<name>", code=2
+        )
+    if len(parts) == 2:
+        if namespace and namespace != parts[0]:
+            fail(f'--placement {text} is in namespace "{parts[0]}", not "{namespace}"', code=2)
+        namespace, name = parts
+    elif not namespace:
+        fail(f"--placement {text} needs a namespace: <namespace>/<name>, or -n", code=2)
+    else:
+        name = text
+    for value, what in ((namespace, "namespace"), (name, "placement name")):
+        if problems := names.is_dns1123_subdomain(value):
+            fail(f'{what} "{value}" is invalid: {"; ".join(problems)}', code=2)
+    return namespace, name
+
+
+async def _create_set(
+    kubeconfig: Path | None,
+    name: str,
+    where: tuple[str, str],
+    manifests: list[dict[str, Any]],
+    *,
+    overwrite: bool,
+) -> str:
+    """Create (or with ``overwrite`` update) the ManifestWorkReplicaSet ``name`` in the
+    placement's namespace, as clusteradm: only the manifests and the placement reference
+    are set, the rest of an existing set is kept."""
+    namespace, placement = where
+    async with connect(kubeconfig) as api:
+        try:
+            await api.get(ocm.PLACEMENT, placement, namespace=namespace)
+        except ApiError as err:
+            if err.code == 404:
+                fail(f'placement "{placement}" not found in namespace "{namespace}"')
+            raise
+        try:
+            current = await api.get(ocm.MANIFEST_WORK_REPLICA_SET, name, namespace=namespace)
+        except ApiError as err:
+            if err.code != 404:
+                raise
+            await api.create(
+                ocm.MANIFEST_WORK_REPLICA_SET,
+                {
+                    "apiVersion": ocm.MANIFEST_WORK_REPLICA_SET.api_version,
+                    "kind": "ManifestWorkReplicaSet",
+                    "metadata": {"name": name, "namespace": namespace},
+                    "spec": {
+                        "manifestWorkTemplate": {"workload": {"manifests": manifests}},
+                        "placementRefs": [{"name": placement}],
+                    },
+                },
+            )
+            return f"create manifestworkreplicaset {name} in namespace {namespace}"
+        if not overwrite:
+            return (
+                f"manifestworkreplicaset {name} in namespace {namespace} already exists "
+                "(use --overwrite to replace its manifests)"
+            )
+        updated = models.view(ManifestWorkReplicaSet, current)
+        template = updated["spec"].setdefault("manifestWorkTemplate", {})
+        template.setdefault("workload", {})["manifests"] = manifests  # type: ignore[typeddict-item]
+        updated["spec"]["placementRefs"] = [{"name": placement}]
+        await api.update(ocm.MANIFEST_WORK_REPLICA_SET, models.wire(updated))
+        return f"update manifestworkreplicaset {name} in namespace {namespace}"
 
 
 async def _create(

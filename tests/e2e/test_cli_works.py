@@ -7,6 +7,7 @@ test, as the agent writes it, through ``manifestworks/status``."""
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,8 @@ from pyocm.kube.status import ApiError
 from pyocm.runtime.client import Api
 from pyocm.testing import HubProcess
 from tests.cli import pyocm
+from tests.support import cluster_set as cluster_set_body
+from tests.support import eventually, label_selector
 
 MANIFESTS = """\
 apiVersion: apps/v1
@@ -278,3 +281,164 @@ async def test_delete_reports_each_cluster_and_waits_for_the_agent(
         f"error: work {name} not found in cluster {cluster}",
         f"error: work {name} not found in cluster nope",
     ]
+
+
+@pytest.fixture(scope="module")
+def gated_hub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HubProcess]:
+    """A whole hub (placement controller included) with the gate ManifestWorkReplicaSet on."""
+    process = HubProcess(
+        tmp_path_factory.mktemp("cli-mwrs-hub"),
+        extra_args=["--feature-gates", "ManifestWorkReplicaSet=true"],
+    )
+    process.start()
+    try:
+        yield process
+    finally:
+        process.stop()
+
+
+async def placement_with_clusters(api: Api, unique: str, count: int) -> tuple[str, list[str]]:
+    """A namespace bound to a set of ``count`` new agentless clusters, and a placement
+    there (tolerating the taints the hub puts on them) choosing them all."""
+    namespace, cluster_set = f"ns-{unique}", f"set-{unique}"
+    await api.create(kinds.NAMESPACE, {"metadata": {"name": namespace}})
+    await api.create(
+        ocm.MANAGED_CLUSTER_SET, cluster_set_body(cluster_set, label_selector({"fleet": unique}))
+    )
+    await api.create(
+        ocm.MANAGED_CLUSTER_SET_BINDING,
+        {
+            "metadata": {"name": cluster_set, "namespace": namespace},
+            "spec": {"clusterSet": cluster_set},
+        },
+    )
+    clusters = [f"{unique}-{i}" for i in range(count)]
+    for cluster in clusters:
+        await api.create(
+            ocm.MANAGED_CLUSTER,
+            {
+                "metadata": {"name": cluster, "labels": {"fleet": unique}},
+                "spec": {"hubAcceptsClient": True},
+            },
+        )
+    tolerate = [
+        {"key": f"cluster.open-cluster-management.io/{taint}", "operator": "Exists"}
+        for taint in ("unreachable", "unavailable")
+    ]
+    await api.create(
+        ocm.PLACEMENT,
+        {"metadata": {"name": "all", "namespace": namespace}, "spec": {"tolerations": tolerate}},
+    )
+    return namespace, clusters
+
+
+async def test_replicaset_puts_the_work_on_the_placements_clusters(
+    gated_hub: HubProcess, manifests: str, tmp_path: Path, unique: str
+) -> None:
+    k = ["--kubeconfig", str(gated_hub.kubeconfig)]
+    name = f"hello-{unique}"
+    async with Api.from_kubeconfig(gated_hub.kubeconfig) as api:
+        namespace, clusters = await placement_with_clusters(api, unique, 2)
+        created = pyocm(
+            "create", "work", name, "--replicaset", "--placement", "all", "-n", namespace,
+            "-f", manifests, *k,
+        )  # fmt: skip
+        assert created.returncode == 0, created.stderr
+        assert (
+            created.stdout.strip()
+            == f"create manifestworkreplicaset {name} in namespace {namespace}"
+        )
+        stored = await api.get(ocm.MANIFEST_WORK_REPLICA_SET, name, namespace=namespace)
+        sent = list(yaml.safe_load_all(MANIFESTS))
+        assert stored["spec"]["manifestWorkTemplate"]["workload"]["manifests"] == sent
+        assert [r["name"] for r in stored["spec"]["placementRefs"]] == ["all"]
+
+        owner = f"work.open-cluster-management.io/manifestworkreplicaset={namespace}.{name}"
+
+        async def works(count: int) -> dict[str, Any]:
+            listed = await api.list(ocm.MANIFEST_WORK, labels=owner)
+            found = {w["metadata"]["namespace"]: w for w in listed["items"]}
+            assert sorted(found) == clusters
+            assert all(len(w["spec"]["workload"]["manifests"]) == count for w in found.values())
+            return found
+
+        found = await eventually(lambda: works(2))
+        # `pyocm get works` shows them as any works, under their generated names.
+        shown = pyocm("get", "works", "-o", "name", *k)
+        assert shown.returncode == 0, shown.stderr
+        for work in found.values():
+            line = f"manifestwork.work.open-cluster-management.io/{work['metadata']['name']}"
+            assert line in shown.stdout.splitlines()
+
+        again = pyocm(
+            "create", "work", name, "-r", "--placement", f"{namespace}/all", "-f", manifests, *k
+        )
+        assert again.returncode == 0, again.stderr
+        assert again.stdout.strip() == (
+            f"manifestworkreplicaset {name} in namespace {namespace} already exists "
+            "(use --overwrite to replace its manifests)"
+        )
+        smaller = tmp_path / "smaller.yaml"
+        smaller.write_text(MANIFESTS.split("---\n")[1])
+        updated = pyocm(
+            "create", "work", name, "-r", "--placement", f"{namespace}/all", "-f", str(smaller),
+            "--overwrite", *k,
+        )  # fmt: skip
+        assert updated.returncode == 0, updated.stderr
+        assert (
+            updated.stdout.strip()
+            == f"update manifestworkreplicaset {name} in namespace {namespace}"
+        )
+        await eventually(lambda: works(1))
+
+
+@pytest.mark.parametrize(
+    ("args", "code", "message"),
+    [
+        (["--replicaset"], 2, "--clusters or --placement must be specified"),
+        (
+            ["--replicaset", "--clusters", "c1"],
+            2,
+            "--placement must be specified when enable --replicaset",
+        ),
+        (
+            ["--placement", "ns/p", "--clusters", "c1"],
+            2,
+            "--clusters and --placement can only specify one",
+        ),
+        (
+            ["--placement", "ns/p"],
+            2,
+            "--placement needs --replicaset: pyocm puts a work on a placement's clusters through a ManifestWorkReplicaSet",
+        ),
+        (
+            ["-r", "--placement", "p"],
+            2,
+            "--placement p needs a namespace: <namespace>/<name>, or -n",
+        ),
+        (
+            ["-r", "--placement", "a/b/c"],
+            2,
+            "the name of the placement a/b/c must be in the format of <namespace>/<name>",
+        ),
+        (
+            ["-r", "--placement", "ns/p", "-n", "other"],
+            2,
+            '--placement ns/p is in namespace "ns", not "other"',
+        ),
+        (["-r", "--placement", "Bad_NS/p"], 2, 'namespace "Bad_NS" is invalid: '),
+        (
+            ["-r", "--placement", "p", "-n", "default"],
+            1,
+            'placement "p" not found in namespace "default"',
+        ),
+    ],
+)
+async def test_replicaset_refusals(
+    api: Api, k: list[str], manifests: str, args: list[str], code: int, message: str
+) -> None:
+    refused = pyocm("create", "work", "w", "-f", manifests, *args, *k)
+    assert refused.returncode == code
+    assert refused.stderr.startswith(f"error: {message}")
+    listed = await api.list(ocm.MANIFEST_WORK_REPLICA_SET)
+    assert [s for s in listed["items"] if s["metadata"]["name"] == "w"] == []
