@@ -355,6 +355,32 @@ async def test_progressive_rollout_one_cluster_at_a_time(fleet: Fleet, hub_api: 
     await eventually(complete)
 
 
+async def test_a_placement_taken_out_of_the_set_takes_its_works(fleet: Fleet, hub_api: Api) -> None:
+    a = await fleet.cluster("a", env="prod")
+    b = await fleet.cluster("b", env="dev")
+    for env in ("prod", "dev"):
+        selector = {"labelSelector": {"matchLabels": {"env": env}}}
+        await fleet.placement(env, predicates=[{"requiredClusterSelector": selector}])
+    await fleet.replica_set("app", {"name": "prod"}, {"name": "dev"})
+    works = await fleet.wait_works("app", [a, b])
+    assert works[b]["metadata"]["labels"][PLACEMENT_NAME] == "dev"
+    await hub_api.patch(
+        ocm.MANIFEST_WORK_REPLICA_SET,
+        "app",
+        {"spec": {"placementRefs": [{"name": "prod"}]}},
+        namespace=fleet.namespace,
+    )
+    await fleet.wait_works("app", [a])
+
+    async def one_placement() -> bool:
+        got = await fleet.get("app")
+        assert [p["name"] for p in got["status"]["placementSummary"]] == ["prod"]
+        assert got["status"]["summary"]["total"] == 1
+        return True
+
+    await eventually(one_placement)
+
+
 async def test_deleting_the_set_deletes_its_works(fleet: Fleet, hub_api: Api) -> None:
     clusters = [await fleet.cluster(n) for n in ("a", "b")]
     await fleet.placement("all")

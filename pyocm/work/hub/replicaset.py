@@ -13,7 +13,9 @@ Applied/Available/Progressing/Degraded conditions, and the conditions
 
 Works are labelled ``work.open-cluster-management.io/manifestworkreplicaset=<ns>.<name>``
 and ``work.open-cluster-management.io/placementname=<placement>`` over the set's own
-labels; a new work is named by ``generateName`` from the set's name, as upstream.
+labels; a new work is named by ``generateName`` from the set's name, as upstream. A work is
+current when its spec equals the template as upstream compares them, and is brought to
+the template by a merge patch computed from old to new (:mod:`pyocm.work.hub.applier`).
 """
 
 from __future__ import annotations
