@@ -49,6 +49,7 @@ from pyocm.bench.fleet import ProcessStats, Report
 from pyocm.bench.stats import latencies
 from pyocm.kube import kinds, timefmt
 from pyocm.runtime.client import Api
+from pyocm.runtime.errors import ApiConnectionError
 from pyocm.runtime.informer import Change, Informer
 from pyocm.testing import HubProcess
 
@@ -314,24 +315,29 @@ async def create_placements(admin: Api, count: int) -> None:
     await run_writers([job(i) for i in range(count)])
 
 
-async def until_scheduled(admin: Api, count: int, *, timeout: float) -> int:
+async def until_scheduled(admin: Api, count: int, *, timeout: float) -> tuple[int, int]:
     """How many bench placements (``p-*``) have PlacementSatisfied, polled until all
-    ``count`` do or ``timeout``."""
+    ``count`` do or ``timeout``; and how many polls the hub did not answer in time (a
+    hub busy scheduling may be too slow to list)."""
     deadline = time.monotonic() + timeout
+    done, unanswered = 0, 0
     while True:
-        listed = await admin.list_all(ocm.PLACEMENT)
-        done = sum(
-            1
-            for p in listed["items"]
-            if p["metadata"]["name"].startswith("p-")
-            and any(
-                c.get("type") == wellknown.PLACEMENT_SATISFIED
-                for c in (p.get("status") or {}).get("conditions") or []
-            )
-        )
+        try:
+            listed = await admin.list_all(ocm.PLACEMENT)
+        except ApiConnectionError:
+            unanswered += 1
+        else:
+            done = sum(1 for p in listed["items"] if _satisfied(p))
         if done >= count or time.monotonic() > deadline:
-            return done
+            return done, unanswered
         await asyncio.sleep(1.0)
+
+
+def _satisfied(placement: Obj) -> bool:
+    return placement["metadata"]["name"].startswith("p-") and any(
+        c.get("type") == wellknown.PLACEMENT_SATISFIED
+        for c in (placement.get("status") or {}).get("conditions") or []
+    )
 
 
 async def churn(admin: Api, clusters: int, *, duration: float) -> int:
@@ -408,13 +414,17 @@ async def _measure(options: Options, hub: HubProcess, stats: ProcessStats, repor
 async def _keep_current(options: Options, admin: Api, stats: ProcessStats, report: Report) -> None:
     t0 = time.monotonic()
     await create_placements(admin, options.placements)
-    done = await until_scheduled(admin, options.placements, timeout=max(120.0, options.placements))
+    done, unanswered = await until_scheduled(
+        admin, options.placements, timeout=max(120.0, options.placements)
+    )
     label = "placements scheduled" if done >= options.placements else "NOT all scheduled"
     report.add(
         label,
         f"{done} of {options.placements} in {time.monotonic() - t0:.1f} s"
         f" ({NAMESPACES} namespaces, 10 of a zone each)",
     )
+    if unanswered:
+        report.add("lists of placements unanswered", f"{unanswered} (the hub was too busy)")
     await asyncio.sleep(5.0)  # let the last decisions' echoes settle
     metrics0 = await admin.text("/metrics")
     cpu0, t1 = stats.cpu_seconds(), time.monotonic()
