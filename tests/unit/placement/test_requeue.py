@@ -65,7 +65,7 @@ class MemoryHub:
         assert kind == ocm.PLACEMENT_DECISION and options == {}
         made = self._stamp(copy.deepcopy(body))
         made["metadata"]["uid"] = f"uid-{self._version}"
-        self.informers.decisions.store.upsert(made)
+        self.informers.decisions._apply("ADDED", made)  # as its watch would, handlers included
         return made
 
     async def patch(self, kind: Any, name: str, patch: Obj, **options: Any) -> Obj:
@@ -74,7 +74,7 @@ class MemoryHub:
         assert stored is not None
         assert patch["metadata"]["resourceVersion"] == stored["metadata"]["resourceVersion"]
         updated = self._stamp(merge_patch(stored, patch))
-        store.upsert(updated)
+        self._informer(kind)._apply("MODIFIED", updated)
         return updated
 
 
