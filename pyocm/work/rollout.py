@@ -198,7 +198,9 @@ def _per_cluster(
             continue
         seen.add(status.cluster)
         if not breach or status.status != Status.TO_APPLY:
-            _judge(status, soak, deadline, result, now)
+            # A cluster past its deadline counts as a failure from now on, as upstream's
+            # determineRolloutStatus turns the status it is given into TimeOut.
+            status = _judge(status, soak, deadline, result, now)
         if status.status in (Status.TIME_OUT, Status.FAILED):
             failures += 1
             breach = failures > max_failures
@@ -228,8 +230,7 @@ def _per_group_walk(
     under_way: dict[str, Status] = {}
     for status in existing:
         if status.cluster and status.status != Status.TO_APPLY:
-            _judge(status, soak, deadline, result, now)
-            under_way[status.cluster] = status.status
+            under_way[status.cluster] = _judge(status, soak, deadline, result, now).status
     total_failures, breach = 0, False
     for key in sorted(groups, key=lambda k: k.index):
         clusters = groups[key]
@@ -254,23 +255,27 @@ def _judge(
     deadline: timedelta | None,
     result: RolloutResult,
     now: datetime,
-) -> None:
+) -> ClusterStatus:
     """Put one cluster under way into the result: still rolling out (soaking after
-    success, or progressing within its deadline), timed out, or done."""
+    success, or progressing within its deadline), timed out, or done. Returns the status
+    as judged: TIME_OUT for a cluster past its deadline, which callers count as a failure."""
+    judged = status
     if status.status == Status.TO_APPLY:
         result.to_rollout.append(status)
     elif status.status == Status.SUCCEEDED:
         soaked = (status.last_transition or now) + soak
         if now < soaked:
-            result.to_rollout.append(replace(status, recheck=soaked))
-    elif status.status in (Status.TIME_OUT, Status.SKIP):
-        return
-    else:  # progressing, failed
+            judged = replace(status, recheck=soaked)
+            result.to_rollout.append(judged)
+    elif status.status not in (Status.TIME_OUT, Status.SKIP):  # progressing, failed
         due = None if deadline is None else (status.last_transition or now) + deadline
         if due is None or now < due:
-            result.to_rollout.append(replace(status, recheck=due))
+            judged = replace(status, recheck=due)
+            result.to_rollout.append(judged)
         else:
-            result.timed_out.append(replace(status, status=Status.TIME_OUT, recheck=due))
+            judged = replace(status, status=Status.TIME_OUT, recheck=due)
+            result.timed_out.append(judged)
+    return judged
 
 
 def _finish(result: RolloutResult, now: datetime, *, breach: bool) -> RolloutResult:

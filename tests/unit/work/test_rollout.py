@@ -121,6 +121,85 @@ def test_progressive_stops_after_max_failures() -> None:
     assert names(result.to_rollout) == ["a"]  # still within its (infinite) deadline
 
 
+def test_progressive_counts_a_cluster_past_its_deadline_as_a_failure() -> None:
+    """A Progressing cluster past progressDeadline is TimeOut, and TimeOut is a failure:
+    with maxFailures 0 nothing new rolls out and the breach is reported."""
+    groups = {G0: frozenset({"a", "b"})}
+    strategy = {
+        "type": "Progressive",
+        "progressive": {"maxConcurrency": 1, "progressDeadline": "1m"},
+    }
+    existing = [ClusterStatus("a", Status.PROGRESSING, G0, ago(600))]
+    result = rollout(strategy, groups, existing, now=NOW)
+    assert result.to_rollout == []
+    assert result.timed_out == [ClusterStatus("a", Status.TIME_OUT, G0, ago(600), ago(540))]
+    assert result.max_failure_breach and result.recheck_after is None
+
+
+def test_progressive_timeouts_within_max_failures() -> None:
+    """sdk-go: "test progressive rollout with timeout 0s, maxFailures 3"; then the same
+    clusters under maxFailures 1, where the second timeout breaches it."""
+    groups = {
+        G0: frozenset({"cluster1", "cluster2", "cluster3"}),
+        G1: frozenset({"cluster4", "cluster5", "cluster6"}),
+    }
+    existing = [
+        ClusterStatus("cluster1", Status.SUCCEEDED, G0, ago(30)),
+        ClusterStatus("cluster2", Status.PROGRESSING, G0, ago(30)),
+        ClusterStatus("cluster3", Status.PROGRESSING, G0, ago(30)),
+    ]
+    timed_out = [
+        ClusterStatus("cluster2", Status.TIME_OUT, G0, ago(30), ago(30)),
+        ClusterStatus("cluster3", Status.TIME_OUT, G0, ago(30), ago(30)),
+    ]
+    spec = {"progressDeadline": "0s", "maxFailures": 3, "maxConcurrency": 2}
+    result = rollout({"type": "Progressive", "progressive": spec}, groups, existing, now=NOW)
+    assert result.to_rollout == [
+        ClusterStatus("cluster4", Status.TO_APPLY, G1),
+        ClusterStatus("cluster5", Status.TO_APPLY, G1),
+    ]
+    assert result.timed_out == timed_out and not result.max_failure_breach
+    spec["maxFailures"] = 1
+    result = rollout({"type": "Progressive", "progressive": spec}, groups, existing, now=NOW)
+    assert result.to_rollout == [] and result.timed_out == timed_out
+    assert result.max_failure_breach
+
+
+def test_per_group_counts_a_cluster_past_its_deadline_as_a_failure() -> None:
+    groups = {G0: frozenset({"a", "b"}), G1: frozenset({"c"})}
+    strategy = {"type": "ProgressivePerGroup", "progressivePerGroup": {"progressDeadline": "1m"}}
+    existing = [ClusterStatus("a", Status.PROGRESSING, G0, ago(600))]
+    result = rollout(strategy, groups, existing, now=NOW)
+    assert result.to_rollout == [ClusterStatus("b", Status.TO_APPLY, G0)]
+    assert result.timed_out == [ClusterStatus("a", Status.TIME_OUT, G0, ago(600), ago(540))]
+    assert result.max_failure_breach
+
+
+def test_per_group_moves_on_when_a_timeout_is_within_max_failures() -> None:
+    """sdk-go: "test progressivePerGroup rollout with timeout 90s and cluster removed
+    after rollout start while the group timeout"."""
+    groups = {
+        G0: frozenset({"cluster1", "cluster3"}),
+        G1: frozenset({"cluster4", "cluster5", "cluster6"}),
+    }
+    removed = ClusterStatus("cluster2", Status.FAILED, G0, ago(60))
+    existing = [
+        ClusterStatus("cluster1", Status.SUCCEEDED, G0, ago(60)),
+        removed,
+        ClusterStatus("cluster3", Status.PROGRESSING, G0, ago(120)),
+    ]
+    strategy = {
+        "type": "ProgressivePerGroup",
+        "progressivePerGroup": {"progressDeadline": "90s", "maxFailures": 2},
+    }
+    result = rollout(strategy, groups, existing, now=NOW)
+    assert result.to_rollout == [
+        ClusterStatus(c, Status.TO_APPLY, G1) for c in ("cluster4", "cluster5", "cluster6")
+    ]
+    assert result.timed_out == [ClusterStatus("cluster3", Status.TIME_OUT, G0, ago(120), ago(30))]
+    assert result.removed == [removed] and not result.max_failure_breach
+
+
 def test_mandatory_groups_go_first() -> None:
     groups = {
         G0: frozenset({"cluster1"}),
