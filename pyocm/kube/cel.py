@@ -40,7 +40,7 @@ import lark
 from celpy import celtypes
 from celpy.adapter import json_to_cel
 from celpy.celparser import CELParseError
-from celpy.evaluation import Activation, CELEvalError, Evaluator
+from celpy.evaluation import Activation, CELEvalError, Evaluator, bool_eq, operator_in
 
 from pyocm.kube import semver
 
@@ -620,5 +620,61 @@ def _errors_as_values(function: Callable[..., Any]) -> Callable[..., Any]:
     return call
 
 
-_FUNCTIONS: dict[str, Any] = {name: _errors_as_values(f) for name, f in _EXTENSIONS.items()}
+# -- heterogeneous numeric equality ---------------------------------------------------
+# cel-go compares numbers of different types by value (``1.0 == 1`` is true, ``1 in
+# [1.0]`` too); celpy answers "no such overload". It matters wherever JSON numbers meet
+# literals: ``parseJSON()`` gives doubles, as Go's encoding/json does.
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, celtypes.IntType | celtypes.UintType | celtypes.DoubleType) and (
+        not isinstance(value, celtypes.BoolType)
+    )
+
+
+def _native(number: Any) -> float | int:
+    """Python's own number (compared exactly across int and float; celpy's refuse)."""
+    return float(number) if isinstance(number, celtypes.DoubleType) else int(number)
+
+
+def _equal(a: Any, b: Any) -> Any:
+    if _is_number(a) and _is_number(b):
+        return celtypes.BoolType(_native(a) == _native(b))
+    if isinstance(a, celtypes.ListType) and isinstance(b, celtypes.ListType):
+        if len(a) != len(b):
+            return celtypes.BoolType(False)
+        return _all_equal(zip(a, b, strict=True))
+    if isinstance(a, celtypes.MapType) and isinstance(b, celtypes.MapType):
+        if len(a) != len(b) or any(key not in b for key in a):
+            return celtypes.BoolType(False)
+        return _all_equal((a[key], b[key]) for key in a)
+    return bool_eq(a, b)
+
+
+def _all_equal(pairs: Iterator[tuple[Any, Any]] | Any) -> Any:
+    for left, right in pairs:
+        same = _equal(left, right)
+        if not (is_bool(same) and same):
+            return same
+    return celtypes.BoolType(True)
+
+
+def _not_equal(a: Any, b: Any) -> Any:
+    same = _equal(a, b)
+    return celtypes.BoolType(not same) if is_bool(same) else same
+
+
+def _in(item: Any, container: Any) -> Any:
+    numbers = isinstance(container, celtypes.ListType) and all(map(_is_number, container))
+    if _is_number(item) and numbers:
+        return celtypes.BoolType(any(_native(x) == _native(item) for x in container))
+    return operator_in(item, container)
+
+
+_FUNCTIONS: dict[str, Any] = {
+    **{name: _errors_as_values(f) for name, f in _EXTENSIONS.items()},
+    "_==_": _equal,
+    "_!=_": _not_equal,
+    "_in_": _in,
+}
 _FUNCTION_NAMES = _STANDARD_FUNCTIONS | frozenset(_EXTENSIONS)

@@ -29,6 +29,7 @@ from pyocm.api.models.cluster_v1beta1 import (
     PlacementSpecDecisionStrategyGroupStrategyDecisionGroupGroupClusterSelector as GroupSelector,
 )
 from pyocm.kube import selectors
+from pyocm.placement.scheduling.predicates import claims_of
 from pyocm.placement.scheduling.prioritize import Misconfigured
 
 PLACEMENT_LABEL = "cluster.open-cluster-management.io/placement"
@@ -158,8 +159,7 @@ class _Both:
             return False
         if self.claims.empty:
             return True
-        found = cluster.get("status", {}).get("clusterClaims", [])
-        return self.claims.matches({c["name"]: c["value"] for c in found})
+        return self.claims.matches(claims_of(cluster))
 
 
 def _divide(name: str, clusters: Sequence[str] | set[str], length: int) -> list[DecisionGroup]:

@@ -71,7 +71,8 @@ def _parse_json(text: Any) -> Any:
     if not isinstance(text, celtypes.StringType):
         raise ValueError("failed to parse json: argument must be a string")
     try:
-        return json_to_cel(json.loads(str(text)))
+        # encoding/json decodes every number into interface{} as a float64: a double.
+        return json_to_cel(json.loads(str(text), parse_int=float))
     except ValueError as err:
         raise ValueError(f"failed to parse json: {err}") from None
 
@@ -99,9 +100,10 @@ class ClusterSelector:
 
 
 def claims_of(cluster: ManagedCluster) -> dict[str, str]:
-    """``GetClusterClaims``: the cluster's claims, name to value."""
+    """``GetClusterClaims``: the cluster's claims, name to value. The CRD requires
+    neither field of a claim: a missing one reads as "", as Go's zero value does."""
     claims = (cluster.get("status") or {}).get("clusterClaims") or []
-    return {c["name"]: c.get("value", "") for c in claims}
+    return {c.get("name", ""): c.get("value", "") for c in claims}
 
 
 def compile_selector(selector: RequiredClusterSelector) -> ClusterSelector:

@@ -324,12 +324,16 @@ def counts_elsewhere(
 ) -> tuple[Mapping[str, int], int]:
     """Balance's inputs for one placement: each cluster's decisions in all PlacementDecisions
     (``every``) less those of this placement's own (``own``: the ones labelled with its name
-    in its namespace, as upstream skips), and the largest count left."""
+    in its namespace, as upstream skips), and the largest count left.
+
+    A count never goes below 0: the two caches may disagree for a moment (this
+    placement's decisions seen by one before the other), and upstream, counting only
+    the other placements' decisions, can never see a negative count."""
     if not own:
         return every, max(every.values(), default=0)
     left = dict(every)
     for name, count in own.items():
-        left[name] = left.get(name, 0) - count
+        left[name] = max(left.get(name, 0) - count, 0)
     return left, max(left.values(), default=0)
 
 

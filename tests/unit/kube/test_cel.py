@@ -14,6 +14,7 @@ from pyocm.kube.cel import (
     CelCompileError,
     CelEnv,
     CelEvalError,
+    is_bool,
 )
 
 DEPLOYMENT = {
@@ -217,3 +218,25 @@ def test_extra_functions_are_declared_per_environment() -> None:
         ENV.compile("object.twice()")
     bound = env.with_functions({"twice": lambda v: v * 3})
     assert bound.evaluate(env.compile("x.twice()"), {"x": 2}, budget=100).value == 6
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("1.0 == 1", True),
+        ("1 == 1.0", True),
+        ("1u == 1.0", True),
+        ("1.5 != 1", True),
+        ("1.0 != 1", False),
+        ("[1.0, 2] == [1, 2.0]", True),
+        ('{"a": 1.0} == {"a": 1}', True),
+        ('{"a": 1.0} == {"b": 1}', False),
+        ("1 in [1.0]", True),
+        ("2 in [1.0]", False),
+        ("true == true", True),
+    ],
+)
+def test_numbers_of_different_types_compare_by_value(text: str, expected: bool) -> None:
+    # cel-go's heterogeneous equality: JSON numbers (doubles) meet int literals.
+    value = run(text)
+    assert is_bool(value) and bool(value) is expected

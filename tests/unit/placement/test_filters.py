@@ -343,3 +343,20 @@ def test_predicates_then_taints() -> None:
     p = placement({"labelSelector": {"matchLabels": {"env": "prod"}}})
     result = filter_clusters(p, clusters, decided=frozenset(), now=NOW)
     assert (names(result.passed), result.misconfigured, result.requeue_after) == (["a"], None, None)
+
+
+def test_a_claim_without_name_or_value_reads_as_empty() -> None:
+    # The CRD requires neither field; Go reads a missing one as "".
+    odd = cluster("odd")
+    odd["status"]["clusterClaims"] = [{"name": "region"}, {"value": "orphan"}]
+    exists = {"key": "region", "operator": "Exists"}
+    empty = {"key": "region", "operator": "In", "values": [""]}
+    for expression in (exists, empty):
+        selector = {"claimSelector": {"matchExpressions": [expression]}}
+        assert names(filter_predicates(placement(selector), [odd])) == ["odd"]
+
+
+def test_parse_json_numbers_are_doubles() -> None:
+    # encoding/json decodes numbers as float64, so cel-go sees doubles.
+    doubles = cel("type('{\"n\": 1}'.parseJSON().n) == double", "'{\"n\": 1}'.parseJSON().n == 1.0")
+    assert names(filter_predicates(placement(doubles), [cluster("a")])) == ["a"]

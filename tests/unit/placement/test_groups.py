@@ -231,3 +231,19 @@ def test_ten_thousand_clusters_in_groups_of_one_percent() -> None:
     pages = decision_pages("p", grouping.groups)
     assert len(pages) == len(grouping.groups) == 101
     assert sum(len(pg.clusters) for pg in pages) == 10_000
+
+
+def test_a_claim_without_name_or_value_reads_as_empty() -> None:
+    claims = [{"name": "region"}, {"value": "orphan"}]
+    odd = models.view(
+        ManagedCluster, {"metadata": {"name": "odd"}, "status": {"clusterClaims": claims}}
+    )
+    selector = {
+        "claimSelector": {
+            "matchExpressions": [{"key": "region", "operator": "In", "values": [""]}]
+        },
+    }
+    grouping = decision_groups(
+        placement(None, {"groupName": "blank", "groupClusterSelector": selector}), [odd]
+    )
+    assert shape(grouping.groups) == [("blank", ["odd"])]

@@ -275,6 +275,14 @@ def test_counts_elsewhere_leave_out_this_placements_own() -> None:
     assert p.counts_elsewhere(p.decision_counts(own), p.decision_counts(own))[1] == 0
 
 
+def test_counts_elsewhere_never_go_below_zero() -> None:
+    # The decisions cache may not yet hold what this placement just wrote.
+    every = p.decision_counts([decision("cluster1")])
+    own = p.decision_counts([decision("cluster1", "cluster2")])
+    counts, biggest = p.counts_elsewhere(every, own)
+    assert (dict(counts), biggest) == ({"cluster1": 0, "cluster2": 0}, 0)
+
+
 def test_score_event_message() -> None:
     assert p.score_event_message({}) == ""
     assert p.score_event_message({"b": -100, "a": 200}) == "a:200 b:-100 "
