@@ -23,7 +23,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from pyocm.api import conditions, models, wellknown
@@ -37,7 +37,7 @@ from pyocm.kube.status import ApiError
 from pyocm.runtime.cache import by_label
 from pyocm.runtime.client import Api
 from pyocm.runtime.controller import Result
-from pyocm.runtime.informer import Informer
+from pyocm.runtime.informer import Change, Informer
 from pyocm.runtime.manager import Manager
 from pyocm.work import rollout
 from pyocm.work.hub import applier
@@ -61,6 +61,9 @@ REASON_COMPLETE = "Complete"
 REASON_INVALID_NAME = "InvalidManifestWorkName"
 #: Upstream's informer resync: the longest a rollout waits before another look.
 MAX_REQUEUE = 30 * 60.0
+#: How long a created work is awaited in the cache before it is taken for lost (a watch
+#: that broke between its ADDED and DELETED), as client-go's ExpectationsTimeout.
+EXPECTATION_TIMEOUT = timedelta(minutes=5)
 _BY_OWNER = "manifestworkreplicaset"
 _BY_PLACEMENT = "placement"
 _TRUE_WHEN = {
@@ -181,9 +184,13 @@ class ReplicaSetController:
         sets.add_index(_BY_PLACEMENT, _placements_of)
         works.add_index(_BY_OWNER, by_label(REPLICA_SET_LABEL))
         decisions.add_index(_BY_PLACEMENT, _decision_placement)
-        # Works created by generateName whose name the cache has not shown yet: without
-        # them a second reconcile in that window would create a second work.
-        self._created: dict[tuple[str, str], str] = {}
+        # Expectations, as client-go's: works created by generateName that the cache has
+        # not shown yet, by (set, placement, cluster) -> (name, when). Without them a second
+        # reconcile in that window would create a second work. An entry goes once the
+        # cache shows a work there, once the works informer sees that work added or
+        # deleted, when its set goes, or after EXPECTATION_TIMEOUT.
+        self._created: dict[tuple[str, str, str], tuple[str, datetime]] = {}
+        works.add_handler(self._observe_work)
 
     def sets_of_placement(self, obj: Obj) -> list[str]:
         """Keys of the sets referring to a Placement."""
@@ -198,6 +205,7 @@ class ReplicaSetController:
     async def reconcile(self, key: str) -> Result | None:
         stored = self.sets.store.get(key)
         if stored is None:
+            self._forget_set(key)
             return None
         mwrs = models.view(ManifestWorkReplicaSet, copy.deepcopy(stored))
         old_status = copy.deepcopy(stored.get("status") or {})
@@ -221,6 +229,7 @@ class ReplicaSetController:
         return [models.view(ManifestWork, w) for w in self.works.store.by_index(_BY_OWNER, value)]
 
     async def _finalize(self, mwrs: ManifestWorkReplicaSet) -> None:
+        self._forget_set(_set_key(mwrs))
         errors = []
         for work in self._works(mwrs):
             try:
@@ -343,6 +352,9 @@ class ReplicaSetController:
         if plan.recheck_after is not None:
             result.requeue = min(result.requeue, plan.recheck_after)
         by_cluster = {w["metadata"].get("namespace", ""): w for w in mine}
+        set_key = _set_key(mwrs)
+        for cluster in by_cluster:
+            self._created.pop((set_key, name, cluster), None)  # the cache has caught up
         for target in plan.to_rollout:
             if target.status != rollout.Status.TO_APPLY:
                 continue
@@ -382,7 +394,7 @@ class ReplicaSetController:
     ) -> bool:
         """Create the cluster's work, or bring its labels and spec to the template."""
         meta = mwrs["metadata"]
-        set_key = f"{meta.get('namespace')}/{meta['name']}"
+        expected = (_set_key(mwrs), placement, cluster)
         labels = {
             **(meta.get("labels") or {}),
             REPLICA_SET_LABEL: owner_value(meta.get("namespace", ""), meta["name"]),
@@ -392,27 +404,44 @@ class ReplicaSetController:
             "metadata": {"namespace": cluster, "labels": labels},
             "spec": copy.deepcopy(dict(mwrs["spec"].get("manifestWorkTemplate") or {})),
         }
-        if found is None and self._pending(set_key, cluster) is not None:
+        if found is None and self._awaited(expected):
             return True  # made a moment ago; the cache will show it
         if found is None:
             wanted["metadata"]["generateName"] = meta["name"]
         try:
             made = await applier.apply(self.api, wanted, found)
             if found is None and made is not None:
-                self._created[(set_key, cluster)] = made["metadata"]["name"]
+                self._created[expected] = (made["metadata"]["name"], self.clock.now())
         except ApiError as err:
             result.errors.append(f"{cluster}: {err.message}")
             return False
         return True
 
-    def _pending(self, set_key: str, cluster: str) -> str | None:
-        """The name of a work this controller created for ``cluster`` that the cache has
-        not shown yet (forgotten once it has, or once it is gone)."""
-        name = self._created.get((set_key, cluster))
-        if name is not None and self.works.store.get(f"{cluster}/{name}") is not None:
-            del self._created[(set_key, cluster)]
-            return None
-        return name
+    def _awaited(self, expected: tuple[str, str, str]) -> bool:
+        """Whether a work created for (set, placement, cluster) is still awaited in the
+        cache (an entry older than EXPECTATION_TIMEOUT is dropped: that work was lost)."""
+        entry = self._created.get(expected)
+        if entry is None:
+            return False
+        if self.clock.now() - entry[1] >= EXPECTATION_TIMEOUT:
+            del self._created[expected]
+            return False
+        return True
+
+    def _observe_work(self, change: Change) -> None:
+        """Works informer handler: a created work seen added (the cache holds it now) or
+        deleted (it will never show up again) is no longer awaited."""
+        if change.old is not None and change.new is not None:
+            return  # an update says nothing about creation
+        meta = change.obj.get("metadata") or {}
+        seen = (meta.get("namespace"), meta.get("name"))
+        for expected, (name, _) in list(self._created.items()):
+            if (expected[2], name) == seen:
+                del self._created[expected]
+
+    def _forget_set(self, set_key: str) -> None:
+        for expected in [e for e in self._created if e[0] == set_key]:
+            del self._created[expected]
 
     async def _try(self, result: _Deployed, call: Any, what: str) -> bool:
         try:
@@ -496,6 +525,10 @@ class ReplicaSetController:
 
 def _key(obj: Obj) -> str:
     return f"{obj['metadata'].get('namespace')}/{obj['metadata']['name']}"
+
+
+def _set_key(mwrs: ManifestWorkReplicaSet) -> str:
+    return f"{mwrs['metadata'].get('namespace')}/{mwrs['metadata']['name']}"
 
 
 def _labels(work: ManifestWork) -> dict[str, str]:
