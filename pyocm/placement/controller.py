@@ -11,7 +11,9 @@ expire, the placement is looked at again at that instant.
 A misconfigured placement (a bad selector, toleration, prioritizer policy or group
 strategy) gets what upstream writes for it: its scheduling stops with nothing selected,
 so its decisions are emptied, and PlacementMisconfigured says why. It is not retried:
-only a change of its spec can repair it, and that wakes it.
+only a change of its spec can repair it, and that wakes it. One whose only problem is
+its group strategy was still scheduled (upstream divides into groups after scheduling),
+so a toleration in use that will expire still brings it back at that instant.
 """
 
 from __future__ import annotations
@@ -99,6 +101,9 @@ class SchedulingController:
             misconfigured = _message(selection.misconfigured)
         else:
             selection = Selection([], 0)
+        # Upstream's Schedule ends (and sets its requeue time) unless a filter or the
+        # prioritizer policy failed; a bad group strategy comes after it.
+        scheduled = misconfigured is None
         grouping = decision_groups(placement, selection.selected)
         misconfigured = misconfigured or _message(grouping.misconfigured)
         pages = decision_pages(meta["name"], grouping.groups)
@@ -118,7 +123,7 @@ class SchedulingController:
             placement, outcome, group_statuses(grouping.groups, pages), clock=self.clock
         )
         await placement_status.write_status(self.api, placement, wanted)
-        if filtered.requeue_after is None or misconfigured is not None:
+        if filtered.requeue_after is None or not scheduled:
             return None
         return Result(requeue_after=max(filtered.requeue_after, 0.0))
 
