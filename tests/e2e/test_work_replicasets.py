@@ -231,6 +231,12 @@ async def test_works_follow_the_placement(fleet: Fleet) -> None:
     d = await fleet.cluster("d", env="prod")
     await fleet.wait_works("app", [a, d])
 
+    # Back in: it gets a work again (a new one: the first was deleted).
+    await fleet.label(b, env="prod")
+    back = await fleet.wait_works("app", [a, b, d])
+    assert back[b]["metadata"]["uid"] != works[b]["metadata"]["uid"]
+    assert back[b]["spec"] == made["spec"]["manifestWorkTemplate"]
+
 
 def agent_conditions(generation: int, **states: str) -> list[Obj]:
     """Work conditions as an agent reports them for ``generation``: type -> status."""
