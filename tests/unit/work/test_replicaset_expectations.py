@@ -67,15 +67,17 @@ class Fixture:
             cast(Api, self.hub), clock=self.clock, **self.informers
         )
         self.add_set()
-        self.informers["placements"].store.upsert(
-            {
-                "metadata": {"name": "p", "namespace": "ns", "resourceVersion": "1"},
-                "spec": {},
-                "status": {"numberOfSelectedClusters": 1},
-            }
-        )
+        for placement in ("p", "q"):
+            self.informers["placements"].store.upsert(
+                {
+                    "metadata": {"name": placement, "namespace": "ns", "resourceVersion": "1"},
+                    "spec": {},
+                    "status": {"numberOfSelectedClusters": 1},
+                }
+            )
 
-    def add_set(self) -> None:
+    def add_set(self, *placements: str) -> None:
+        refs = [{"name": p, "rolloutStrategy": {"type": "All"}} for p in placements or ["p"]]
         manifest = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x"}}
         self.informers["sets"].store.upsert(
             {
@@ -86,22 +88,22 @@ class Fixture:
                     "resourceVersion": "1",
                 },
                 "spec": {
-                    "placementRefs": [{"name": "p", "rolloutStrategy": {"type": "All"}}],
+                    "placementRefs": refs,
                     "manifestWorkTemplate": {"workload": {"manifests": [manifest]}},
                 },
             }
         )
 
-    def decide(self, *clusters: str) -> None:
+    def decide(self, *clusters: str, placement: str = "p") -> None:
         labels = {
-            wellknown.PLACEMENT_LABEL: "p",
+            wellknown.PLACEMENT_LABEL: placement,
             wellknown.DECISION_GROUP_INDEX_LABEL: "0",
             wellknown.DECISION_GROUP_NAME_LABEL: "",
         }
         self.informers["decisions"].store.upsert(
             {
                 "metadata": {
-                    "name": "p-decision-1",
+                    "name": f"{placement}-decision-1",
                     "namespace": "ns",
                     "resourceVersion": "1",
                     "labels": labels,
@@ -187,5 +189,15 @@ async def test_a_work_lost_on_the_way_is_awaited_only_so_long(world: Fixture) ->
     await world.reconcile()
     assert world.hub.created == ["a/app-1"]
     world.clock.advance(1)
+    await world.reconcile()
+    assert world.hub.created == ["a/app-1", "a/app-2"]
+
+
+async def test_two_placements_deciding_one_cluster_each_get_a_work(world: Fixture) -> None:
+    world.hub.cache_lags = True
+    world.add_set("p", "q")
+    world.decide("a", placement="p")
+    world.decide("a", placement="q")
+    await world.reconcile()
     await world.reconcile()
     assert world.hub.created == ["a/app-1", "a/app-2"]
