@@ -31,6 +31,7 @@ from __future__ import annotations
 import copy
 import itertools
 import re
+import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, cast
@@ -75,6 +76,18 @@ class CelEvalError(Exception):
 
 class CelBudgetExceeded(CelEvalError):
     """The evaluation went past its cost limit or the caller's remaining budget."""
+
+
+class CelInterrupted(CelEvalError):
+    """The evaluation ran past the caller's wall-clock deadline (cel-go's words for an
+    evaluation whose context ended: ``operation interrupted``)."""
+
+
+def to_cel(value: Any) -> Any:
+    """A JSON-like value as CEL sees it. Converting a large object takes long next to
+    evaluating a simple expression: a caller evaluating many expressions over the same
+    object converts it once and passes ``converted=True`` to :meth:`CelEnv.evaluate`."""
+    return json_to_cel(value)
 
 
 @dataclass(frozen=True)
@@ -146,22 +159,30 @@ class CelEnv:
         *,
         budget: int,
         per_call_limit: int = PER_CALL_LIMIT,
+        deadline: float | None = None,
+        converted: bool = False,
     ) -> Outcome:
-        """Evaluate with ``variables`` (plain JSON-like values), stopping past
-        ``per_call_limit`` or past ``budget``; errors are :class:`CelEvalError`, never
-        anything else.
+        """Evaluate with ``variables`` (plain JSON-like values, or :func:`to_cel`'s with
+        ``converted``), stopping past ``per_call_limit`` or past ``budget``, or
+        (:class:`CelInterrupted`) once ``time.monotonic()`` passes ``deadline``; errors
+        are :class:`CelEvalError`, never anything else.
 
         This interpreter takes some 50µs a step: a call that runs into upstream's limit
         of a million steps holds the thread for about a minute, so callers on an event
         loop should evaluate in a worker thread."""
-        meter = _Meter(limit=min(per_call_limit, budget))
+        meter = _Meter(limit=min(per_call_limit, budget), deadline=deadline)
         activation = Activation(
             package=None, annotations=self._env.annotations, functions=self._functions
         )
         evaluator = _MeteredEvaluator(program.ast, activation, meter)
         try:
-            context = {name: json_to_cel(value) for name, value in variables.items()}
+            context = {
+                name: value if converted else json_to_cel(value)
+                for name, value in variables.items()
+            }
             value = evaluator.evaluate(context)
+        except _Interrupted:
+            raise CelInterrupted("operation interrupted") from None
         except _LimitReached:
             raise CelBudgetExceeded(_limit_text(meter.used, budget)) from None
         except CELEvalError as err:
@@ -217,15 +238,27 @@ class _LimitReached(Exception):
     pass
 
 
+class _Interrupted(Exception):
+    pass
+
+
+#: Steps between two looks at the clock (cel-go's ``InterruptCheckFrequency`` is 100).
+_CLOCK_EVERY = 128
+
+
 class _Meter:
-    def __init__(self, *, limit: int) -> None:
+    def __init__(self, *, limit: int, deadline: float | None = None) -> None:
         self.limit = limit
+        self.deadline = deadline
         self.used = 0
 
     def tick(self) -> None:
         self.used += 1
         if self.used > self.limit:
             raise _LimitReached
+        looks = self.deadline is not None and self.used % _CLOCK_EVERY == 0
+        if looks and time.monotonic() > cast(float, self.deadline):
+            raise _Interrupted
 
 
 class _MeteredEvaluator(Evaluator):

@@ -14,10 +14,18 @@ so its decisions are emptied, and PlacementMisconfigured says why. It is not ret
 only a change of its spec can repair it, and that wakes it. One whose only problem is
 its group strategy was still scheduled (upstream divides into groups after scheduling),
 so a toleration in use that will expire still brings it back at that instant.
+
+The filters of a placement with CEL expressions (this interpreter is far slower than
+cel-go) run in a worker thread, so one placement's expressions never hold up the event loop the hub
+serves its API on, and under a wall-clock cap of ``cel_time_limit`` seconds per pass:
+expressions still running then do not match, as a CEL run-time failure does upstream.
 """
 
 from __future__ import annotations
 
+import asyncio
+import functools
+import time
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -35,6 +43,7 @@ from pyocm.placement.decisions import DecisionWriter
 from pyocm.placement.scheduling import candidates as candidate_clusters
 from pyocm.placement.scheduling.filters import filter_clusters
 from pyocm.placement.scheduling.groups import decision_groups, decision_pages, group_statuses
+from pyocm.placement.scheduling.predicates import uses_cel
 from pyocm.placement.scheduling.prioritize import (
     Misconfigured,
     counts_elsewhere,
@@ -49,6 +58,9 @@ from pyocm.runtime.informer import Informer
 
 #: The bindings informer's index by namespace.
 BINDINGS_BY_NAMESPACE = "namespace"
+#: Wall-clock seconds one pass's filters (its CEL expressions) may take: room for a first
+#: pass over 10,000 clusters (each converted once, then ~125 µs an expression here).
+CEL_TIME_LIMIT = 10.0
 
 
 @dataclass(frozen=True)
@@ -65,9 +77,16 @@ class Informers:
 
 class SchedulingController:
     def __init__(
-        self, api: Api, informers: Informers, *, writer: DecisionWriter, clock: Clock
+        self,
+        api: Api,
+        informers: Informers,
+        *,
+        writer: DecisionWriter,
+        clock: Clock,
+        cel_time_limit: float = CEL_TIME_LIMIT,
     ) -> None:
         self.api, self.informers, self.writer, self.clock = api, informers, writer, clock
+        self.cel_time_limit = cel_time_limit
         self.usage = DecisionUsage(informers.decisions)
         informers.bindings.add_index(BINDINGS_BY_NAMESPACE, by_namespace)
 
@@ -87,14 +106,18 @@ class SchedulingController:
         found = self._candidates(placement)
         own = self.writer.existing(meta["namespace"], meta["name"])
         decided = frozenset(name for d in own for name in clusters_of(models.wire(d)))
-        filtered = filter_clusters(
+        filtering = functools.partial(
+            filter_clusters,
             placement,
             found.clusters,
             decided=decided,
             now=now,
             decided_clusters=self._clusters(decided),
             scores=self._score_list,
+            deadline=time.monotonic() + self.cel_time_limit,
         )
+        # Selectors alone take milliseconds even over a large fleet: a thread is for CEL.
+        filtered = await asyncio.to_thread(filtering) if uses_cel(placement) else filtering()
         misconfigured = filtered.misconfigured
         if misconfigured is None:
             selection = self._select(placement, filtered.passed, decided, own, now)

@@ -35,6 +35,7 @@ def filter_clusters(
     now: datetime,
     decided_clusters: Iterable[ManagedCluster] | None = None,
     scores: ScoreLookup | None = None,
+    deadline: float | None = None,
 ) -> FilterResult:
     """Filter the placement's available ``clusters`` (:func:`.candidates.candidates`).
 
@@ -42,9 +43,11 @@ def filter_clusters(
     ``decided_clusters``: those ManagedClusters (upstream looks them up among all
     clusters, available or not; default: those among ``clusters``), whose tolerations'
     expiry sets ``requeue_after``; ``scores``: the AddOnPlacementScore lookup CEL's
-    ``scores()`` reads. A misconfigured placement gets no requeue, as upstream."""
+    ``scores()`` reads; ``deadline``: the ``time.monotonic()`` instant past which no CEL
+    expression matches (:mod:`.predicates`). A misconfigured placement gets no requeue,
+    as upstream."""
     try:
-        passed = filter_predicates(placement, clusters, scores=scores)
+        passed = filter_predicates(placement, clusters, scores=scores, deadline=deadline)
         passed = filter_taints(placement, passed, decided=decided, now=now)
     except Misconfigured as err:
         return FilterResult(passed=[], misconfigured=str(err))

@@ -15,11 +15,21 @@ libraries (:mod:`pyocm.kube.cel`), OCM's ``managedCluster.scores("<AddOnPlacemen
 (the score items ``{name, value}`` of that cluster's score resource) and
 ``"<json>".parseJSON()``. Each cluster's expressions share one budget of
 :data:`~pyocm.kube.cel.RUNTIME_COST_BUDGET`, as upstream's do.
+
+This interpreter is some thousand times slower than cel-go, so an expression within
+upstream's limits can run for a minute here. The caller may pass a wall-clock
+``deadline`` (a ``time.monotonic()`` instant) for one pass: an expression still running
+then, and every cluster not yet looked at, does not match, as a CEL run-time failure
+does upstream. Each cluster is converted to CEL values once per resourceVersion
+(:func:`cel_cluster`), not once per expression.
 """
 
 from __future__ import annotations
 
 import json
+import threading
+import time
+from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -44,6 +54,7 @@ from pyocm.kube.cel import (
     CelEvalError,
     Program,
     is_bool,
+    to_cel,
 )
 
 PLUGIN = "Predicate"
@@ -90,13 +101,13 @@ class ClusterSelector:
     claims: selectors.LabelSelector
     programs: tuple[Program, ...]
 
-    def matches(self, cluster: ManagedCluster, env: CelEnv) -> bool:
+    def matches(self, cluster: ManagedCluster, env: CelEnv, *, deadline: float | None) -> bool:
         labels = cluster.get("metadata", {}).get("labels") or {}
         if not self.labels.matches(labels):
             return False
         if not self.claims.matches(claims_of(cluster)):
             return False
-        return not self.programs or _cel_matches(self.programs, cluster, env)
+        return not self.programs or _cel_matches(self.programs, cluster, env, deadline)
 
 
 def claims_of(cluster: ManagedCluster) -> dict[str, str]:
@@ -126,21 +137,61 @@ def compile_predicates(placement: Placement) -> list[ClusterSelector]:
     return [compile_selector(p.get("requiredClusterSelector") or {}) for p in predicates]
 
 
+def uses_cel(placement: Placement) -> bool:
+    """Whether some predicate of the placement has a CEL expression (whose evaluation
+    may take long, where selectors never do)."""
+    return any(
+        (p.get("requiredClusterSelector") or {}).get("celSelector", {}).get("celExpressions")
+        for p in placement["spec"].get("predicates") or []
+    )
+
+
 def filter_predicates(
     placement: Placement,
     clusters: Sequence[ManagedCluster],
     *,
     scores: ScoreLookup | None = None,
+    deadline: float | None = None,
 ) -> list[ManagedCluster]:
     """The clusters some predicate matches, in their order; raises :class:`Misconfigured`.
 
     ``scores`` answers ``managedCluster.scores(...)``; without it that call fails (and
-    its cluster does not match), as upstream's does without a score lister."""
+    its cluster does not match), as upstream's does without a score lister. Past
+    ``deadline`` (``time.monotonic()``) no CEL expression matches (see the module doc).
+    """
     if not placement["spec"].get("predicates") or not clusters:
         return list(clusters)
     compiled = compile_predicates(placement)
     env = ENV if scores is None else ENV.with_functions({"scores": _scores_function(scores)})
-    return [c for c in clusters if any(s.matches(c, env) for s in compiled)]
+    return [c for c in clusters if any(s.matches(c, env, deadline=deadline) for s in compiled)]
+
+
+#: How many converted clusters :func:`cel_cluster` keeps (a fleet's worth).
+CEL_CACHE_SIZE = 20_000
+_converted: OrderedDict[tuple[str, str], Any] = OrderedDict()
+_converted_lock = threading.Lock()  # passes run in worker threads
+
+
+def cel_cluster(cluster: ManagedCluster) -> Any:
+    """The cluster as CEL sees it, converted once per (uid, resourceVersion) and kept in
+    a least-recently-used cache of :data:`CEL_CACHE_SIZE`. A cluster without both (not
+    from the server) is converted each time. The value is shared: never mutate it."""
+    meta = cluster.get("metadata") or {}
+    uid, version = meta.get("uid"), meta.get("resourceVersion")
+    if not uid or not version:
+        return to_cel(cluster)
+    key = (uid, version)
+    with _converted_lock:
+        found = _converted.get(key)
+        if found is not None:
+            _converted.move_to_end(key)
+            return found
+    value = to_cel(cluster)
+    with _converted_lock:
+        _converted[key] = value
+        while len(_converted) > CEL_CACHE_SIZE:
+            _converted.popitem(last=False)
+    return value
 
 
 def _scores_function(lookup: ScoreLookup) -> Callable[[Any, Any], Any]:
@@ -169,13 +220,20 @@ def _get(mapping: celtypes.MapType, key: str) -> Any:
     return mapping[cel_key] if cel_key in mapping else None  # noqa: SIM401 (raises)
 
 
-def _cel_matches(programs: Sequence[Program], cluster: ManagedCluster, env: CelEnv) -> bool:
-    """All expressions true within one budget; an error or a non-bool is no match."""
+def _cel_matches(
+    programs: Sequence[Program], cluster: ManagedCluster, env: CelEnv, deadline: float | None
+) -> bool:
+    """All expressions true within one budget (and before ``deadline``); an error or a
+    non-bool is no match."""
+    if deadline is not None and time.monotonic() > deadline:
+        return False
     budget = RUNTIME_COST_BUDGET
-    variables: Mapping[str, Any] = {"managedCluster": cluster}
+    variables: Mapping[str, Any] = {"managedCluster": cel_cluster(cluster)}
     for program in programs:
         try:
-            outcome = env.evaluate(program, variables, budget=budget)
+            outcome = env.evaluate(
+                program, variables, budget=budget, deadline=deadline, converted=True
+            )
         except CelEvalError:
             return False
         budget -= outcome.cost

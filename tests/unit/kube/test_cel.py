@@ -3,6 +3,7 @@ checks and cost metering."""
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import pytest
@@ -14,7 +15,9 @@ from pyocm.kube.cel import (
     CelCompileError,
     CelEnv,
     CelEvalError,
+    CelInterrupted,
     is_bool,
+    to_cel,
 )
 
 DEPLOYMENT = {
@@ -240,3 +243,16 @@ def test_numbers_of_different_types_compare_by_value(text: str, expected: bool) 
     # cel-go's heterogeneous equality: JSON numbers (doubles) meet int literals.
     value = run(text)
     assert is_bool(value) and bool(value) is expected
+
+
+def test_a_deadline_interrupts_a_long_evaluation() -> None:
+    looping = ENV.compile("[1,2,3,4,5,6,7,8,9,10].all(a, [1,2,3,4,5,6,7,8,9,10].all(b, a+b > 0))")
+    with pytest.raises(CelInterrupted, match="operation interrupted"):
+        ENV.evaluate(looping, {"object": {}}, budget=10_000, deadline=time.monotonic() - 1)
+    assert ENV.evaluate(looping, {"object": {}}, budget=10_000, deadline=time.monotonic() + 60)
+
+
+def test_a_converted_object_is_used_as_it_is() -> None:
+    program = ENV.compile('object.metadata.name == "test"')
+    converted = {"object": to_cel(DEPLOYMENT)}
+    assert ENV.evaluate(program, converted, budget=100, converted=True).value

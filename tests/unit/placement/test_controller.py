@@ -3,6 +3,9 @@ event loop under a wall-clock cap, over the in-memory world of test_requeue."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import time
 from typing import Any
 
 from pyocm.runtime.controller import Result
@@ -38,3 +41,39 @@ async def test_a_bad_group_strategy_still_requeues_for_an_expiring_toleration() 
     reasons = {c["type"]: c["reason"] for c in wrote["status"]["conditions"]}
     assert reasons["PlacementMisconfigured"] == "Misconfigured"
     assert deleted == ["p-decision-1"]
+
+
+HEAVY = "[1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20].all(a, " * 3 + "a > 0" + ")" * 3
+
+
+async def test_cel_runs_off_the_event_loop_under_a_wall_clock_cap() -> None:
+    # 8,000 steps per cluster are well within cel-go's limits (milliseconds there);
+    # here they take seconds: the loop must keep serving and the pass must stop.
+    found = world(cluster("a"), cluster("b"), cluster("c"), tolerations=[])
+    stored = found.informers.placements.store.get(KEY)
+    assert stored is not None
+    stored["spec"]["predicates"] = [
+        {"requiredClusterSelector": {"celSelector": {"celExpressions": [HEAVY]}}}
+    ]
+    found.scheduling.cel_time_limit = 0.3
+    gaps: list[float] = []
+
+    async def ticker() -> None:
+        last = time.monotonic()
+        while True:
+            await asyncio.sleep(0.01)
+            now = time.monotonic()
+            gaps.append(now - last)
+            last = now
+
+    ticking = asyncio.create_task(ticker())
+    started = time.monotonic()
+    try:
+        assert await found.scheduling.reconcile(KEY) is None
+    finally:
+        ticking.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await ticking
+    assert time.monotonic() - started < 1.5
+    assert gaps and max(gaps) < 0.2  # the loop was never held for long
+    assert found.chosen() == []  # cut short: as a CEL run-time failure, no match

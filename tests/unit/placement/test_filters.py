@@ -4,13 +4,14 @@ plugins/tainttoleration/taint_toleration_test.go) and seed 001's rules."""
 
 from __future__ import annotations
 
+import time
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
 
 from pyocm.placement.scheduling.filters import filter_clusters
-from pyocm.placement.scheduling.predicates import Misconfigured, filter_predicates
+from pyocm.placement.scheduling.predicates import Misconfigured, cel_cluster, filter_predicates
 from pyocm.placement.scheduling.taints import filter_taints
 
 NOW = datetime(2024, 5, 1, 12, 0, 0, tzinfo=UTC)
@@ -360,3 +361,23 @@ def test_parse_json_numbers_are_doubles() -> None:
     # encoding/json decodes numbers as float64, so cel-go sees doubles.
     doubles = cel("type('{\"n\": 1}'.parseJSON().n) == double", "'{\"n\": 1}'.parseJSON().n == 1.0")
     assert names(filter_predicates(placement(doubles), [cluster("a")])) == ["a"]
+
+
+def test_a_cluster_is_converted_for_cel_once_per_resource_version() -> None:
+    served = cluster("a", labels={"env": "prod"})
+    served["metadata"].update(uid="uid-a", resourceVersion="7")
+    first = cel_cluster(served)
+    assert cel_cluster(served) is first
+    changed = {**served, "metadata": {**served["metadata"], "resourceVersion": "8"}}
+    changed["metadata"]["labels"] = {"env": "dev"}
+    assert cel_cluster(changed) is not first
+    expression = cel('managedCluster.metadata.labels["env"] == "dev"')
+    assert names(filter_predicates(placement(expression), [served, changed])) == ["a"]
+    assert filter_predicates(placement(expression), [served]) == []
+
+
+def test_past_the_deadline_no_cel_expression_matches() -> None:
+    expression = cel('managedCluster.metadata.name == "a"')
+    past = time.monotonic() - 1
+    assert filter_predicates(placement(expression), [cluster("a")], deadline=past) == []
+    assert names(filter_predicates(placement({}), [cluster("a")], deadline=past)) == ["a"]
