@@ -349,7 +349,14 @@ async def test_groups_and_pages(fleet: Fleet, api: Api) -> None:
         ("grouped-decision-2", "", "1", 100),
         ("grouped-decision-3", "", "1", 1),
     ]
-    placement = await api.get(ocm.PLACEMENT, "grouped", namespace=fleet.namespace)
+
+    async def grouped_status() -> Obj:
+        # The status is written after the decisions: wait for it.
+        placement = await api.get(ocm.PLACEMENT, "grouped", namespace=fleet.namespace)
+        assert placement.get("status", {}).get("numberOfSelectedClusters") == 102
+        return placement
+
+    placement = await eventually(grouped_status)
     assert placement["status"]["decisionGroups"] == [
         {
             "decisionGroupIndex": 0,
