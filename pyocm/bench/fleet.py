@@ -37,6 +37,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -163,17 +164,25 @@ def database(data_dir: Path) -> tuple[float, Counter[str]]:
     return size, Counter(key.split("/")[3] for key in keys if key.count("/") >= 4)
 
 
-async def run(scenario: Scenario, *, command: str) -> Report:
-    report = Report()
-    report.add("command", command)
-    with tempfile.TemporaryDirectory(prefix="pyocm-bench-fleet-") as root:
+@contextlib.asynccontextmanager
+async def measured_hub(prefix: str) -> AsyncIterator[tuple[HubProcess, ProcessStats]]:
+    """A hub process of its own (default settings) in a temporary directory, with the
+    /proc reader of its CPU and memory; stopped on the way out."""
+    with tempfile.TemporaryDirectory(prefix=prefix) as root:
         hub = HubProcess(Path(root) / "hub")
         await asyncio.to_thread(hub.start)
         try:
             assert hub.proc is not None
-            await _measure(scenario, hub, ProcessStats(hub.proc.pid), report)
+            yield hub, ProcessStats(hub.proc.pid)
         finally:
             await asyncio.to_thread(hub.stop)
+
+
+async def run(scenario: Scenario, *, command: str) -> Report:
+    report = Report()
+    report.add("command", command)
+    async with measured_hub("pyocm-bench-fleet-") as (hub, stats):
+        await _measure(scenario, hub, stats, report)
     return report
 
 

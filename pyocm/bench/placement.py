@@ -36,16 +36,14 @@ from __future__ import annotations
 
 import asyncio
 import re
-import tempfile
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from pyocm.api import kinds as ocm
 from pyocm.api import wellknown
-from pyocm.bench.fleet import ProcessStats, Report
+from pyocm.bench.fleet import ProcessStats, Report, measured_hub
 from pyocm.bench.stats import latencies
 from pyocm.kube import kinds, timefmt
 from pyocm.runtime.client import Api
@@ -377,14 +375,8 @@ def metric(text: str, series: str, **wanted: str) -> float:
 async def run(options: Options, *, command: str) -> Report:
     report = Report()
     report.add("command", command)
-    with tempfile.TemporaryDirectory(prefix="pyocm-bench-placement-") as root:
-        hub = HubProcess(Path(root) / "hub")
-        await asyncio.to_thread(hub.start)
-        try:
-            assert hub.proc is not None
-            await _measure(options, hub, ProcessStats(hub.proc.pid), report)
-        finally:
-            await asyncio.to_thread(hub.stop)
+    async with measured_hub("pyocm-bench-placement-") as (hub, stats):
+        await _measure(options, hub, stats, report)
     return report
 
 
