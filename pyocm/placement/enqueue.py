@@ -12,19 +12,71 @@
 
 Placements in namespaces where nothing is bound are reached only through their own
 changes, as upstream: no binding means no cluster can change what they see.
+
+A ManagedCluster change is narrowed further (:meth:`Enqueuer.for_cluster_change`), since
+a pass costs tens of milliseconds over a large fleet and upstream's fan-out would run
+every placement of a bound namespace on every label change. Of the placements above, a
+change ``old -> new`` of cluster ``c`` enqueues placement ``P`` when:
+
+1. ``c``'s availability may differ: it was added or deleted, its sets (by the sets'
+   selectors) differ, or it started or stopped being deleted. Then every placement of the
+   fan-out, as upstream: the count of available clusters decides PlacementSatisfied
+   (``AllManagedClusterSetsEmpty`` at zero), and telling whether ``P``'s count crosses
+   zero would cost the pass we save. A fleet joining is many adds: the controller
+   coalesces them (``CLUSTER_DELAY`` in :mod:`.manager`);
+2. ``P`` cannot be judged here: it has CEL expressions (costly, and they may read
+   anything of the cluster), or its predicates or tolerations do not compile (whether
+   it is misconfigured depends on having any cluster at all);
+3. ``c`` is in ``P``'s PlacementDecisions (the decisions informer's index): Steady,
+   taints' ``NoSelectIfNew``, toleration expiry and decision groups (by label or claim)
+   read the decided clusters, so any change of one may matter;
+4. ``P``'s filters (predicates, then taints as for a cluster not decided, tolerations
+   taken as in time) pass ``old`` and not ``new`` or the reverse: ``c`` enters or leaves
+   the clusters ``P`` chooses from;
+5. they pass both, and the change is more than metadata: prioritizers (the
+   ResourceAllocatable ones read ``status``) may score ``c`` differently, and the taints
+   decide when a toleration runs out.
+
+Otherwise ``P``'s pass would see the same result. If the filters fail both versions, ``c``
+is in no list a pass builds past the available count (which rule 1 covers): not the
+passed clusters, so not the scores, the selection, the decisions,
+``numberOfSelectedClusters`` or the unscheduled count. If they pass both and only
+metadata changed, the filters, prioritizers and selection see the same (labels reach a
+pass only through the sets, the predicates and decision groups of decided clusters,
+rules 1, 4 and 3). Balance reads other placements' decisions; those reach ``P`` through
+PlacementDecision events as upstream (which enqueues only a decision's own placement).
+The decisions index may lag a pass's writes: a cluster just decided then looks undecided,
+but when the cache catches up the PlacementDecision event enqueues ``P`` and its pass
+reads the cluster as it is. Taking every toleration as in time, the filters here pass
+at least what a pass's pass; where only metadata changed the taints are equal, so ``old``
+and ``new`` pass or fail alike here and in a pass, and the two arguments above hold.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
-from pyocm.api import shapes
+from pyocm.api import shapes, wellknown
 from pyocm.api.models import view
+from pyocm.api.models.cluster_v1 import ManagedCluster
+from pyocm.api.models.cluster_v1 import ManagedClusterSpecTaint as Taint
+from pyocm.api.models.cluster_v1beta1 import Placement
 from pyocm.api.models.cluster_v1beta2 import ManagedClusterSet
+from pyocm.api.models.common import Toleration
 from pyocm.clustersets import membership
 from pyocm.clustersets.controllers import BOUND_SET_INDEX, bound_set
 from pyocm.placement.decisions import by_placement
+from pyocm.placement.scheduling import taints
+from pyocm.placement.scheduling.predicates import (
+    ENV,
+    ClusterSelector,
+    Misconfigured,
+    compile_predicates,
+    uses_cel,
+)
+from pyocm.placement.usage import clusters_of
 from pyocm.runtime.cache import key_of, split_key
 from pyocm.runtime.informer import Change, Informer
 
@@ -33,6 +85,8 @@ Obj = dict[str, Any]
 PLACEMENTS_BY_SET = "placements-by-clusterset"
 #: Placements by the AddOnPlacementScore names their prioritizers read.
 PLACEMENTS_BY_SCORE = "placements-by-score"
+#: PlacementDecisions by the names of the clusters they decide.
+DECISIONS_BY_CLUSTER = "decisions-by-cluster"
 ANY_SET = "*"
 
 
@@ -74,11 +128,15 @@ class Enqueuer:
         cluster_sets: Informer,
         bindings: Informer,
         clusters: Informer,
+        decisions: Informer,
     ) -> None:
         self.placements, self.cluster_sets = placements, cluster_sets
-        self.bindings, self.clusters = bindings, clusters
+        self.bindings, self.clusters, self.decisions = bindings, clusters, decisions
+        self._filters: dict[str, _Filters] = {}
         placements.add_index(PLACEMENTS_BY_SET, placements_by_set)
         placements.add_index(PLACEMENTS_BY_SCORE, placements_by_score)
+        placements.add_handler(self._forget_deleted)
+        decisions.add_index(DECISIONS_BY_CLUSTER, clusters_of)
         # The same index the cluster-set controllers ask for (one name, one function).
         bindings.add_index(BOUND_SET_INDEX, _bound_set_index)
 
@@ -95,6 +153,58 @@ class Enqueuer:
 
     def for_cluster(self, cluster: Obj) -> list[str]:
         return self._for_sets(self.sets_of(cluster))
+
+    def for_cluster_change(self, change: Change) -> list[str]:
+        """The placements a cluster change may reschedule (the module's rules 1-5), sorted."""
+        old, new = change.old, change.new
+        if old is None or new is None:
+            return sorted(set(self.for_cluster(change.obj)))
+        old_sets, new_sets = self.sets_of(old), self.sets_of(new)
+        if set(old_sets) != set(new_sets) or _deleting(old) != _deleting(new):
+            return sorted(set(self._for_sets({*old_sets, *new_sets})))
+        decided = self._decided_by(new["metadata"]["name"])
+        beyond_metadata = _without_metadata(old) != _without_metadata(new)
+        found = set()
+        for key in set(self._for_sets(new_sets)):
+            if key in decided or self._may_change(key, old, new, beyond_metadata=beyond_metadata):
+                found.add(key)
+        return sorted(found)
+
+    def _may_change(self, key: str, old: Obj, new: Obj, *, beyond_metadata: bool) -> bool:
+        filters = self._filters_of(key)
+        if filters is None:
+            return True  # rule 2
+        passes_old = filters.passes(view(ManagedCluster, old))
+        passes_new = filters.passes(view(ManagedCluster, new))
+        return passes_old != passes_new or (passes_old and beyond_metadata)
+
+    def _decided_by(self, cluster_name: str) -> set[str]:
+        """The placements whose cached PlacementDecisions name the cluster."""
+        return {
+            key
+            for decision in self.decisions.store.by_index(DECISIONS_BY_CLUSTER, cluster_name)
+            for key in by_placement(decision)
+        }
+
+    def _filters_of(self, key: str) -> _Filters | None:
+        """The placement's compiled filters, once per generation; None when it cannot be
+        judged here (gone, CEL, or a predicate or toleration that does not compile)."""
+        stored = self.placements.store.get(key)
+        if stored is None:
+            return None
+        placement = view(Placement, stored)
+        meta = placement["metadata"]
+        version = (meta.get("uid", ""), meta.get("generation", 0))
+        cached = self._filters.get(key)
+        if cached is not None and cached.version == version and version[1]:
+            return cached if cached.judged else None
+        filters = _compile(placement, version)
+        self._filters[key] = filters
+        return filters if filters.judged else None
+
+    def _forget_deleted(self, change: Change) -> None:
+        if change.new is None:
+            self._filters.pop(key_of(change.obj), None)
 
     def for_decision(self, decision: Obj) -> list[str]:
         return by_placement(decision)
@@ -134,6 +244,55 @@ class Enqueuer:
             for binding in self.bindings.store.by_index(BOUND_SET_INDEX, name):
                 keys += self.for_binding(binding)
         return keys
+
+
+@dataclass(frozen=True)
+class _Filters:
+    """One generation of a placement's predicates and tolerations, compiled; ``judged``
+    is False when the placement cannot be judged here (module rule 2)."""
+
+    version: tuple[str, int]
+    judged: bool
+    predicates: Sequence[ClusterSelector] = ()
+    tolerations: Sequence[Toleration] = ()
+
+    def passes(self, cluster: ManagedCluster) -> bool:
+        """Whether the predicates pass the cluster and its taints are tolerated as for a
+        cluster not decided, every toleration taken as in time (a superset of a pass's)."""
+        if self.predicates and not any(
+            p.matches(cluster, ENV, deadline=None) for p in self.predicates
+        ):
+            return False
+        return all(self._tolerated(taint) for taint in _taints_of(cluster))
+
+    def _tolerated(self, taint: Taint) -> bool:
+        if taint.get("effect") == wellknown.TAINT_PREFER_NO_SELECT:
+            return True
+        return any(taints.matches(taint, t) for t in self.tolerations)
+
+
+def _compile(placement: Placement, version: tuple[str, int]) -> _Filters:
+    if uses_cel(placement):
+        return _Filters(version, judged=False)
+    tolerations = placement["spec"].get("tolerations") or []
+    try:
+        predicates = compile_predicates(placement)
+        taints.validate_tolerations(tolerations)
+    except Misconfigured:
+        return _Filters(version, judged=False)
+    return _Filters(version, judged=True, predicates=predicates, tolerations=tolerations)
+
+
+def _taints_of(cluster: ManagedCluster) -> list[Taint]:
+    return (cluster.get("spec") or {}).get("taints") or []
+
+
+def _deleting(cluster: Obj) -> bool:
+    return bool(shapes.mapping(cluster.get("metadata")).get("deletionTimestamp"))
+
+
+def _without_metadata(obj: Obj) -> Obj:
+    return {k: v for k, v in obj.items() if k != "metadata"}
 
 
 def cluster_may_matter(change: Change) -> bool:
