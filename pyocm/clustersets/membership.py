@@ -81,28 +81,43 @@ def labels_of(cluster: Mapping[str, Any]) -> dict[str, str]:
 
 
 def matcher(cluster_set: ManagedClusterSet) -> Any:
+    """A function of a cluster's labels: whether the set selects it. Raises
+    :class:`SelectorError` as :func:`selector` does."""
+    return selector(cluster_set).matches
+
+
+def selector(cluster_set: ManagedClusterSet) -> selectors.LabelSelector:
+    """The set's clusterSelector as one label selector: an exclusive type is one equality
+    requirement, so an index by label finds its members. Raises :class:`SelectorError`
+    for a selector that cannot select anything."""
     name = cluster_set["metadata"]["name"]
     _well_typed_selector(cluster_set)
-    selector = shapes.mapping(shapes.mapping(cluster_set.get("spec")).get("clusterSelector"))
-    kind = selector.get("selectorType") or wellknown.SELECTOR_EXCLUSIVE_CLUSTER_SET_LABEL
+    found = shapes.mapping(shapes.mapping(cluster_set.get("spec")).get("clusterSelector"))
+    kind = found.get("selectorType") or wellknown.SELECTOR_EXCLUSIVE_CLUSTER_SET_LABEL
     if kind == wellknown.SELECTOR_EXCLUSIVE_CLUSTER_SET_LABEL:
-        return lambda labels: labels.get(wellknown.CLUSTER_SET_LABEL) == name
+        return _equals(wellknown.CLUSTER_SET_LABEL, name)
     if kind == wellknown.SELECTOR_LABEL_SELECTOR:
-        label_selector = selector.get("labelSelector")
+        label_selector = found.get("labelSelector")
         if label_selector is None:
-            return lambda labels: False  # a nil selector selects nothing
+            return selectors.NOTHING  # a nil selector selects nothing
         try:
-            parsed = selectors.from_label_selector(label_selector)
+            return selectors.from_label_selector(label_selector)
         except selectors.SelectorError as err:
             raise SelectorError(str(err)) from None
-        return lambda labels: parsed.matches(labels)
     if kind == wellknown.SELECTOR_EXCLUSIVE_LABEL:
-        exclusive = shapes.mapping(selector.get("exclusiveLabel"))
+        exclusive = shapes.mapping(found.get("exclusiveLabel"))
         key, value = exclusive.get("key"), exclusive.get("value")
         if not key:
             raise SelectorError("exclusiveLabel.key is required for selectorType ExclusiveLabel")
-        return lambda labels: labels.get(key) == value
+        return _equals(key, value) if isinstance(value, str) else selectors.NOTHING
     raise SelectorError(f"selectorType {kind!r} is not supported")
+
+
+def _equals(key: str, value: str) -> selectors.LabelSelector:
+    # Built directly, not by new_requirement: a set's name or a stored value need not be
+    # a valid label value to be compared with one (it then matches nothing).
+    requirement = selectors.Requirement(key, selectors.Operator.EQUALS, (value,))
+    return selectors.LabelSelector(requirements=(requirement,))
 
 
 def _well_typed_selector(cluster_set: ManagedClusterSet) -> None:

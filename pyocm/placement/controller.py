@@ -39,14 +39,14 @@ from pyocm.api.models.cluster_v1beta1 import Placement
 from pyocm.api.models.cluster_v1beta2 import ManagedClusterSet, ManagedClusterSetBinding
 from pyocm.base.clock import Clock
 from pyocm.placement import status as placement_status
+from pyocm.placement.clustercache import InformerClusters
 from pyocm.placement.decisions import DecisionWriter
 from pyocm.placement.scheduling import candidates as candidate_clusters
-from pyocm.placement.scheduling.filters import filter_clusters
+from pyocm.placement.scheduling.filters import filter_clusters, may_pass_predicates
 from pyocm.placement.scheduling.groups import decision_groups, decision_pages, group_statuses
 from pyocm.placement.scheduling.predicates import uses_cel
 from pyocm.placement.scheduling.prioritize import (
     Misconfigured,
-    counts_elsewhere,
     decision_counts,
 )
 from pyocm.placement.scheduling.select import Selection, prioritize_and_select
@@ -88,6 +88,7 @@ class SchedulingController:
         self.api, self.informers, self.writer, self.clock = api, informers, writer, clock
         self.cel_time_limit = cel_time_limit
         self.usage = DecisionUsage(informers.decisions)
+        self.clusters = InformerClusters(informers.clusters)
         informers.bindings.add_index(BINDINGS_BY_NAMESPACE, by_namespace)
 
     async def reconcile(self, key: str) -> Result | None:
@@ -104,12 +105,13 @@ class SchedulingController:
         meta = placement["metadata"]
         now = self.clock.now()
         found = self._candidates(placement)
+        may_pass = may_pass_predicates(placement, found.names, self.clusters)
         own = self.writer.existing(meta["namespace"], meta["name"])
         decided = frozenset(name for d in own for name in clusters_of(models.wire(d)))
         filtering = functools.partial(
             filter_clusters,
             placement,
-            found.clusters,
+            candidate_clusters.by_name(may_pass, self.clusters),
             decided=decided,
             now=now,
             decided_clusters=self._clusters(decided),
@@ -137,7 +139,7 @@ class SchedulingController:
             spec_cluster_sets=placement["spec"].get("clusterSets", []),
             eligible_cluster_sets=found.cluster_sets,
             bindings=len(found.bindings),
-            available=len(found.clusters),
+            available=len(found.names),
             selected=len(selection.selected),
             unscheduled=selection.unscheduled,
             misconfigured=misconfigured,
@@ -161,7 +163,7 @@ class SchedulingController:
             cluster_sets=[
                 models.view(ManagedClusterSet, s) for s in caches.cluster_sets.store.objects()
             ],
-            clusters=[models.view(ManagedCluster, c) for c in caches.clusters.store.objects()],
+            clusters=self.clusters,
         )
 
     def _select(
@@ -172,7 +174,7 @@ class SchedulingController:
         own: list[models.cluster_v1beta1.PlacementDecision],
         now: datetime,
     ) -> Selection:
-        elsewhere, max_count = counts_elsewhere(self.usage.counts, decision_counts(own))
+        elsewhere, max_count = self.usage.elsewhere(decision_counts(own))
         return prioritize_and_select(
             placement,
             clusters,
@@ -184,9 +186,7 @@ class SchedulingController:
         )
 
     def _clusters(self, names: frozenset[str]) -> list[ManagedCluster]:
-        store = self.informers.clusters.store
-        found = (store.get(name) for name in sorted(names))
-        return [models.view(ManagedCluster, c) for c in found if c is not None]
+        return candidate_clusters.by_name(names, self.clusters)
 
     def _score_list(
         self, cluster: str, resource_name: str

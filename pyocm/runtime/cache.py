@@ -12,7 +12,7 @@ unused index is memory for nothing.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, KeysView
 from typing import Any
 
 from pyocm.kube.sharing import SharedValues
@@ -127,6 +127,16 @@ class Store:
     def index_keys(self, name: str, value: str) -> list[str]:
         """The keys of those objects, sorted (client-go's IndexKeys)."""
         return sorted(self._indexes[name].get(value, ()))
+
+    def index_set(self, name: str, value: str) -> frozenset[str]:
+        """Those keys as a set, unsorted: what set algebra over a large index needs
+        (sorting 10,000 keys costs more than intersecting them)."""
+        return frozenset(self._indexes[name].get(value, ()))
+
+    def key_view(self) -> KeysView[str]:
+        """Every key, as a live view: read it before the store next changes (no await
+        between), or copy it."""
+        return self._items.keys()
 
     def index_count(self, name: str, value: str) -> int:
         """How many objects index ``name`` holds under ``value``, without listing them."""

@@ -5,7 +5,8 @@
 * Eligible sets: the valid bindings' names, intersected with ``spec.clusterSets`` when that
   is not empty; sorted.
 * Available clusters: the members of the eligible sets (by the sets' own selectors, as
-  :mod:`pyocm.clustersets.membership` reads them) that are not being deleted.
+  :mod:`pyocm.clustersets.membership` reads them) that are not being deleted; found
+  through a :class:`~.clusterindex.ClusterIndex`, by name.
 
 A placement being deleted, or annotated
 ``cluster.open-cluster-management.io/experimental-scheduling-disable: "true"``, is not
@@ -23,6 +24,8 @@ from pyocm.api.models.cluster_v1beta1 import Placement
 from pyocm.api.models.cluster_v1beta2 import ManagedClusterSet, ManagedClusterSetBinding
 from pyocm.clustersets import membership
 
+from .clusterindex import ClusterIndex, selected
+
 
 class CandidateError(ValueError):
     """An eligible set whose selector cannot be read (upstream fails the sync so)."""
@@ -33,11 +36,11 @@ class Candidates:
     """What a placement may choose from.
 
     ``bindings``: the valid bindings' names, sorted; ``cluster_sets``: the eligible sets,
-    sorted; ``clusters``: the available clusters, sorted by name."""
+    sorted; ``names``: the available clusters' names."""
 
     bindings: list[str]
     cluster_sets: list[str]
-    clusters: list[ManagedCluster]
+    names: frozenset[str]
 
 
 def is_skipped(placement: Placement) -> bool:
@@ -55,7 +58,7 @@ def candidates(
     *,
     bindings: Iterable[ManagedClusterSetBinding],
     cluster_sets: Iterable[ManagedClusterSet],
-    clusters: Iterable[ManagedCluster],
+    clusters: ClusterIndex,
 ) -> Candidates:
     """The valid bindings, eligible sets and available clusters of ``placement``.
 
@@ -64,8 +67,8 @@ def candidates(
     sets_by_name = {s["metadata"]["name"]: s for s in cluster_sets}
     valid = valid_bindings(placement, bindings, sets_by_name)
     eligible = eligible_cluster_sets(placement, valid)
-    available = available_clusters([sets_by_name[name] for name in eligible], clusters)
-    return Candidates(bindings=valid, cluster_sets=eligible, clusters=available)
+    available = available_names([sets_by_name[name] for name in eligible], clusters)
+    return Candidates(bindings=valid, cluster_sets=eligible, names=available)
 
 
 def valid_bindings(
@@ -94,25 +97,23 @@ def eligible_cluster_sets(placement: Placement, valid: Iterable[str]) -> list[st
     return sorted(names)
 
 
-def available_clusters(
-    cluster_sets: Sequence[ManagedClusterSet], clusters: Iterable[ManagedCluster]
-) -> list[ManagedCluster]:
-    """The clusters some set selects, not being deleted, sorted by name."""
-    if not cluster_sets:
-        return []
-    matchers = []
+def available_names(
+    cluster_sets: Sequence[ManagedClusterSet], clusters: ClusterIndex
+) -> frozenset[str]:
+    """The names of the clusters some set selects, not being deleted."""
+    found: set[str] = set()
     for cluster_set in cluster_sets:
         try:
-            matchers.append(membership.matcher(cluster_set))
+            found |= selected(membership.selector(cluster_set), clusters)
         except membership.SelectorError as err:
             name = cluster_set["metadata"]["name"]
             raise CandidateError(
                 f'failed to get clusters from ClusterSet "{name}": {err}'
             ) from None
-    chosen = [
-        c
-        for c in clusters
-        if not c["metadata"].get("deletionTimestamp")
-        and any(match(membership.labels_of(c)) for match in matchers)
-    ]
-    return sorted(chosen, key=lambda c: c["metadata"]["name"])
+    return frozenset(found - clusters.deleting())
+
+
+def by_name(names: Iterable[str], clusters: ClusterIndex) -> list[ManagedCluster]:
+    """The named clusters the index holds, sorted by name."""
+    found = (clusters.get(name) for name in sorted(names))
+    return [c for c in found if c is not None]

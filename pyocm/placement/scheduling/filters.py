@@ -12,7 +12,8 @@ from datetime import datetime
 from pyocm.api.models.cluster_v1 import ManagedCluster
 from pyocm.api.models.cluster_v1beta1 import Placement
 
-from .predicates import Misconfigured, ScoreLookup, filter_predicates
+from .clusterindex import ClusterIndex, selected
+from .predicates import Misconfigured, ScoreLookup, compile_predicates, filter_predicates
 from .taints import filter_taints, requeue_at
 
 
@@ -56,3 +57,23 @@ def filter_clusters(
     expiry = requeue_at(placement, decided_clusters, now=now)
     after = None if expiry is None else (expiry - now).total_seconds()
     return FilterResult(passed=passed, requeue_after=after)
+
+
+def may_pass_predicates(
+    placement: Placement, names: frozenset[str], clusters: ClusterIndex
+) -> frozenset[str]:
+    """Of the available ``names``, those whose labels some predicate's labelSelector
+    matches: every cluster the predicates pass, and maybe more (claims and CEL are left
+    to :func:`filter_clusters`), found through the index. All of ``names`` when a
+    predicate does not compile, so that :func:`filter_clusters` meets it as without
+    this step (upstream reports a bad predicate only when there are clusters)."""
+    if not placement["spec"].get("predicates") or not names:
+        return names
+    try:
+        compiled = compile_predicates(placement)
+    except Misconfigured:
+        return names
+    found: set[str] = set()
+    for predicate in compiled:
+        found |= selected(predicate.labels, clusters)
+    return names & found

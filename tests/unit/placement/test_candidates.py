@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 
 from pyocm.placement.scheduling.candidates import CandidateError, candidates, is_skipped
+from pyocm.placement.scheduling.clusterindex import MemoryIndex
 
 
 def placement(*cluster_sets: str, namespace: str = "ns", **metadata: Any) -> Any:
@@ -37,6 +38,7 @@ CLUSTERS = [
     cluster("gone", "a", deletionTimestamp="2024-01-01T00:00:00Z"),
     cluster("loner"),
 ]
+INDEX = MemoryIndex(CLUSTERS)
 
 
 def test_bindings_to_missing_sets_and_other_namespaces_do_not_count() -> None:
@@ -44,11 +46,11 @@ def test_bindings_to_missing_sets_and_other_namespaces_do_not_count() -> None:
         placement(),
         bindings=[binding("a"), binding("missing"), binding("b", namespace="other")],
         cluster_sets=[cluster_set("a"), cluster_set("b")],
-        clusters=CLUSTERS,
+        clusters=INDEX,
     )
     assert (found.bindings, found.cluster_sets) == (["a"], ["a"])
     # members of the eligible set, sorted, the one being deleted left out
-    assert [c["metadata"]["name"] for c in found.clusters] == ["c1", "c3"]
+    assert sorted(found.names) == ["c1", "c3"]
 
 
 @pytest.mark.parametrize(
@@ -67,25 +69,25 @@ def test_spec_cluster_sets_narrow_the_bound_sets(
         placement(*wanted),
         bindings=[binding("b"), binding("a")],
         cluster_sets=[cluster_set("a"), cluster_set("b")],
-        clusters=CLUSTERS,
+        clusters=INDEX,
     )
     assert found.bindings == ["a", "b"]
     assert found.cluster_sets == eligible
-    assert [c["metadata"]["name"] for c in found.clusters] == members
+    assert sorted(found.names) == members
 
 
 def test_label_selector_sets_select_by_their_selector() -> None:
     global_set = cluster_set("global", {"selectorType": "LabelSelector", "labelSelector": {}})
     found = candidates(
-        placement(), bindings=[binding("global")], cluster_sets=[global_set], clusters=CLUSTERS
+        placement(), bindings=[binding("global")], cluster_sets=[global_set], clusters=INDEX
     )
-    assert [c["metadata"]["name"] for c in found.clusters] == ["c1", "c2", "c3", "loner"]
+    assert sorted(found.names) == ["c1", "c2", "c3", "loner"]
 
 
 def test_a_malformed_eligible_set_is_an_error() -> None:
     bad = cluster_set("bad", {"selectorType": "Unknown"})
     with pytest.raises(CandidateError, match='failed to get clusters from ClusterSet "bad"'):
-        candidates(placement(), bindings=[binding("bad")], cluster_sets=[bad], clusters=CLUSTERS)
+        candidates(placement(), bindings=[binding("bad")], cluster_sets=[bad], clusters=INDEX)
 
 
 def test_skipped_placements() -> None:

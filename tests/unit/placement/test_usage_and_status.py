@@ -3,8 +3,11 @@ rules in upstream's order."""
 
 from __future__ import annotations
 
+import random
+from collections import Counter
 from typing import Any
 
+from pyocm.placement.scheduling.prioritize import counts_elsewhere
 from pyocm.placement.status import Outcome, misconfigured, satisfied
 from pyocm.placement.usage import DecisionUsage
 from pyocm.runtime.informer import Change
@@ -26,6 +29,27 @@ class FakeInformer:
 
 def decision(*clusters: str) -> Obj:
     return {"status": {"decisions": [{"clusterName": c, "reason": ""} for c in clusters]}}
+
+
+def test_elsewhere_answers_as_counts_elsewhere_does() -> None:
+    """The histogram's answer is the one the plain subtraction over every count gives,
+    over random decisions and random own counts (including ones the cache lags)."""
+    rng = random.Random(7)
+    names = [f"c{i}" for i in range(12)]
+    for _ in range(300):
+        informer = FakeInformer()
+        usage = DecisionUsage(informer)  # type: ignore[arg-type]
+        stored: list[Obj] = []
+        for _ in range(rng.randrange(6)):
+            stored.append(decision(*rng.choices(names, k=rng.randrange(5))))
+            informer.change(None, stored[-1])
+        if stored and rng.random() < 0.5:
+            informer.change(stored.pop(rng.randrange(len(stored))), None)
+        own = Counter(rng.choices(names, k=rng.randrange(4)))
+        lazy, biggest = usage.elsewhere(own)
+        plain, plain_biggest = counts_elsewhere(dict(usage.counts), own)
+        assert biggest == plain_biggest
+        assert {n: lazy.get(n, 0) for n in names} == {n: plain.get(n, 0) for n in names}
 
 
 def test_counts_follow_adds_updates_and_deletes() -> None:
