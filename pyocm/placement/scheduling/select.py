@@ -4,9 +4,11 @@ As upstream's ``schedule.go``: clusters sort by total score, highest first, ties
 the first ``numberOfClusters`` are selected (all when it is unset), and the unscheduled
 count is ``numberOfClusters`` minus the selected (0 when unset).
 
-``spec.spreadPolicy`` is served and stored but, as in upstream's scheduler (which has no
-code reading it), it does not change the decisions: a placement gets the clusters
-upstream would give it. ``spec.sortBy`` and decision scores are likewise unused upstream.
+``spec.spreadPolicy`` is a pyocm extension (:mod:`.spread`): upstream's scheduler has no
+code reading it, while pyocm spreads the selection over the constraints' topology domains
+as OCM's spread-policy enhancement proposes, so a placement with spread constraints can
+get other decisions than on an upstream hub. Without constraints the selection is
+upstream's. ``spec.sortBy`` and decision scores are unused, as upstream.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from datetime import datetime
 
 from pyocm.api.models.cluster_v1 import ManagedCluster
 from pyocm.api.models.cluster_v1beta1 import Placement
+from pyocm.placement.scheduling import spread
 from pyocm.placement.scheduling.prioritize import (
     Misconfigured,
     PluginWarning,
@@ -31,7 +34,8 @@ from pyocm.placement.scheduling.prioritize import (
 class Selection:
     """The scheduler's result for one placement.
 
-    ``selected``: the chosen clusters, highest score first (ties by name).
+    ``selected``: the chosen clusters, highest score first (ties by name), or with
+    spread constraints in the order the spread picked them.
     ``scores``: every feasible cluster's total (empty when misconfigured).
     ``prioritizers``: each enabled prioritizer's result, for events and debugging.
     ``warning``: the last plugin warning (expired add-on scores); scheduling went on.
@@ -74,7 +78,8 @@ def prioritize_and_select(
         return Selection([], 0, misconfigured=problem)
     ranked = rank(clusters, scoring.totals)
     wanted = placement["spec"].get("numberOfClusters")
-    selected = ranked if wanted is None else ranked[: max(wanted, 0)]
+    limit = None if wanted is None else max(wanted, 0)
+    selected = spread.select_clusters(placement, ranked, scoring.totals, limit=limit)
     unscheduled = 0 if wanted is None else wanted - len(selected)
     return Selection(selected, unscheduled, scoring.totals, scoring.results, scoring.warning)
 

@@ -1,5 +1,5 @@
 """Selection: ranking by total score then name, numberOfClusters, unscheduled, as upstream's
-``schedule_test.go``; spreadPolicy changes nothing, as in upstream's scheduler."""
+``schedule_test.go``. spreadPolicy (a pyocm extension) is tested in test_spread.py."""
 
 from __future__ import annotations
 
@@ -122,20 +122,3 @@ def test_misconfigured_selects_nothing() -> None:
     assert (result.selected, result.unscheduled, result.scores) == ([], 0, {})
     assert result.misconfigured is not None
     assert result.misconfigured.condition_message == ":incorrect builtin prioritizer: Nope"
-
-
-def test_spread_policy_does_not_change_the_decisions() -> None:
-    # Upstream serves spreadPolicy but its scheduler never reads it.
-    clusters = [cluster("a1", zone="a"), cluster("a2", zone="a"), cluster("b1", zone="b")]
-    spread = {
-        "spreadConstraints": [
-            {
-                "topologyKey": "zone",
-                "topologyKeyType": "Label",
-                "maxSkew": 1,
-                "whenUnsatisfiable": "DoNotSchedule",
-            }
-        ]
-    }
-    result = select(placement(numberOfClusters=2, spreadPolicy=spread), clusters)
-    assert result.names == ["a1", "a2"]

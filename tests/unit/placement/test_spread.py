@@ -1,0 +1,275 @@
+"""spreadPolicy (a pyocm extension: upstream's scheduler ignores it), as OCM's spread-policy
+enhancement proposes: its use cases and worked example, maxSkew with DoNotSchedule and
+ScheduleAnyway, several constraints, Label and Claim keys, clusters lacking the key, and
+placements without constraints getting upstream's selection."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+
+from pyocm.api import models
+from pyocm.api.models.cluster_v1 import ManagedCluster
+from pyocm.api.models.cluster_v1alpha1 import AddOnPlacementScore
+from pyocm.api.models.cluster_v1beta1 import Placement
+from pyocm.placement.scheduling.select import Selection, prioritize_and_select, rank
+from pyocm.placement.scheduling.spread import (
+    Constraint,
+    constraints_of,
+    has_spread,
+    select_clusters,
+)
+
+NOW = datetime(2026, 3, 1, tzinfo=UTC)
+Obj = dict[str, Any]
+
+
+def cluster(name: str, claims: dict[str, str] | None = None, **labels: str) -> ManagedCluster:
+    obj: Obj = {"metadata": {"name": name, "labels": labels}}
+    if claims is not None:
+        obj["status"] = {"clusterClaims": [{"name": k, "value": v} for k, v in claims.items()]}
+    return models.view(ManagedCluster, obj)
+
+
+def term(key: str, *, claim: bool = False, max_skew: int | None = None, hard: bool = False) -> Obj:
+    """A spread constraint; maxSkew and whenUnsatisfiable left unset unless given."""
+    found: Obj = {"topologyKey": key, "topologyKeyType": "Claim" if claim else "Label"}
+    if max_skew is not None:
+        found["maxSkew"] = max_skew
+    if hard:
+        found["whenUnsatisfiable"] = "DoNotSchedule"
+    return found
+
+
+def placement(*terms: Obj, **spec: Any) -> Placement:
+    if terms:
+        spec["spreadPolicy"] = {"spreadConstraints": list(terms)}
+    return models.view(Placement, {"metadata": {"name": "p", "namespace": "ns"}, "spec": spec})
+
+
+def no_scores(cluster: str, resource_name: str) -> AddOnPlacementScore | None:
+    return None
+
+
+def select(spec: Placement, clusters: list[ManagedCluster]) -> Selection:
+    """The whole selection, with the default prioritizers (Balance and Steady, which score
+    every cluster alike here: none is decided anywhere)."""
+    return prioritize_and_select(
+        spec,
+        clusters,
+        decided=frozenset(),
+        selected_elsewhere={},
+        max_selected_elsewhere=0,
+        scores=no_scores,
+        now=NOW,
+    )
+
+
+def pick(
+    spec: Placement,
+    clusters: list[ManagedCluster],
+    totals: dict[str, int] | None = None,
+    limit: int | None = None,
+) -> list[str]:
+    """The spread's picks, in order, given each cluster's prioritizer total."""
+    scores = totals or {}
+    chosen = select_clusters(spec, rank(clusters, scores), scores, limit=limit)
+    return [c["metadata"]["name"] for c in chosen]
+
+
+def zones(**members: str) -> list[ManagedCluster]:
+    """Clusters by name, each labelled ``zone=<value>``."""
+    return [cluster(name, zone=zone) for name, zone in members.items()]
+
+
+#: Use case 3's fleet: zone a offers three clusters, zone b one.
+THREE_AND_ONE = zones(a1="a", a2="a", a3="a", b1="b")
+
+
+@pytest.mark.parametrize(
+    ("spec", "expected"),
+    [
+        ({}, False),
+        ({"spreadPolicy": {}}, False),
+        ({"spreadPolicy": {"spreadConstraints": []}}, False),
+        ({"spreadPolicy": {"spreadConstraints": [term("zone")]}}, True),
+    ],
+)
+def test_has_spread(spec: Obj, expected: bool) -> None:
+    assert has_spread(placement(**spec)) is expected
+
+
+def test_constraints_take_the_crd_defaults() -> None:
+    assert constraints_of(placement(term("zone"))) == [Constraint("zone", False, 1, False)]
+    explicit = placement(term("zone", claim=True, max_skew=3, hard=True))
+    assert constraints_of(explicit) == [Constraint("zone", True, 3, True)]
+
+
+def test_only_constraints_change_upstreams_selection() -> None:
+    def names(**spec: Any) -> list[str]:
+        result = select(placement(numberOfClusters=2, **spec), THREE_AND_ONE)
+        # The decisions' scores stay the prioritizers' totals.
+        assert result.scores == dict.fromkeys(["a1", "a2", "a3", "b1"], 100)
+        return result.names
+
+    upstream = ["a1", "a2"]
+    assert names() == upstream
+    assert names(spreadPolicy={}) == upstream
+    assert names(spreadPolicy={"spreadConstraints": []}) == upstream
+    assert names(spreadPolicy={"spreadConstraints": [term("zone")]}) == ["a1", "b1"]
+
+
+def test_even_spread_across_zones() -> None:
+    # Use case 2: four clusters across two zones of three: two from each.
+    clusters = zones(a1="a", a2="a", a3="a", b1="b", b2="b", b3="b")
+    assert select(placement(term("zone"), numberOfClusters=4), clusters).names == [
+        "a1",
+        "b1",
+        "a2",
+        "b2",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("constraint", "expected", "unscheduled"),
+    [
+        # Use case 3: the skew stays within 1 by choosing fewer clusters; zone b, all
+        # chosen, still counts as the least-chosen domain.
+        (term("zone", max_skew=1, hard=True), ["a1", "b1", "a2"], 1),
+        (term("zone", hard=True), ["a1", "b1", "a2"], 1),  # maxSkew defaults to 1
+        (term("zone", max_skew=2, hard=True), ["a1", "b1", "a2", "a3"], 0),
+        # ScheduleAnyway keeps scheduling past maxSkew, still spreading.
+        (term("zone", max_skew=1), ["a1", "b1", "a2", "a3"], 0),
+    ],
+)
+def test_max_skew_and_when_unsatisfiable(
+    constraint: Obj, expected: list[str], unscheduled: int
+) -> None:
+    clusters = zones(a1="a", a2="a", a3="a", a4="a", b1="b")
+    result = select(placement(constraint, numberOfClusters=4), clusters)
+    assert (result.names, result.unscheduled) == (expected, unscheduled)
+
+
+def test_number_of_clusters_unset() -> None:
+    # DoNotSchedule: as many as the skew allows (use case 3 without a number).
+    result = select(placement(term("zone", hard=True)), THREE_AND_ONE)
+    assert (result.names, result.unscheduled) == (["a1", "b1", "a2"], 0)
+    # ScheduleAnyway: every cluster, as upstream.
+    result = select(placement(term("zone")), THREE_AND_ONE)
+    assert (sorted(result.names), result.unscheduled) == (["a1", "a2", "a3", "b1"], 0)
+
+
+def test_joint_spread_nests_zones_in_regions() -> None:
+    # Use case 4: first across regions, then across the zones of each region. Zone "1a"
+    # of east and of west are two domains.
+    clusters = [
+        cluster("ea1", region="east", zone="1a"),
+        cluster("ea2", region="east", zone="1a"),
+        cluster("eb1", region="east", zone="1b"),
+        cluster("eb2", region="east", zone="1b"),
+        cluster("wa1", region="west", zone="1a"),
+        cluster("wa2", region="west", zone="1a"),
+        cluster("wa3", region="west", zone="1a"),
+    ]
+    spec = placement(term("region"), term("zone"), numberOfClusters=4)
+    assert select(spec, clusters).names == ["ea1", "wa1", "eb1", "wa2"]
+
+
+def test_the_enhancements_worked_example() -> None:
+    # Regions spread softly, zones within maxSkew 1. After c1, c2 would put zone
+    # east/1a two above east/1b; c4 and c5 are in the less-chosen region, and c5 has the
+    # higher prioritizer score.
+    clusters = [
+        cluster("c1", region="us-east", zone="us-east-1a"),
+        cluster("c2", region="us-east", zone="us-east-1a"),
+        cluster("c3", region="us-east", zone="us-east-1b"),
+        cluster("c4", region="us-west", zone="us-west-1a"),
+        cluster("c5", region="us-west", zone="us-west-1a"),
+    ]
+    totals = {"c1": 50, "c2": 50, "c3": 0, "c4": 0, "c5": 50}
+    spec = placement(term("region"), term("zone", max_skew=1, hard=True))
+    assert pick(spec, clusters, totals, limit=2) == ["c1", "c5"]
+    assert pick(spec, clusters, totals) == ["c1", "c5", "c3", "c4", "c2"]
+
+
+@pytest.mark.parametrize(
+    ("region_skew", "expected", "unscheduled"),
+    [
+        (1, ["e1a1", "w1", "e1b1"], 1),
+        (2, ["e1a1", "w1", "e1b1", "e1a2"], 0),
+    ],
+)
+def test_every_do_not_schedule_constraint_bounds_its_skew(
+    region_skew: int, expected: list[str], unscheduled: int
+) -> None:
+    clusters = [
+        cluster("e1a1", region="east", zone="a"),
+        cluster("e1a2", region="east", zone="a"),
+        cluster("e1b1", region="east", zone="b"),
+        cluster("w1", region="west", zone="a"),
+    ]
+    spec = placement(
+        term("region", max_skew=region_skew, hard=True),
+        term("zone", max_skew=1, hard=True),
+        numberOfClusters=4,
+    )
+    result = select(spec, clusters)
+    assert (result.names, result.unscheduled) == (expected, unscheduled)
+
+
+@pytest.mark.parametrize(("a2_total", "second"), [(399, "b1"), (400, "a2"), (401, "a2")])
+def test_schedule_anyway_weighs_the_spread_twice_against_the_prioritizers(
+    a2_total: int, second: str
+) -> None:
+    # After a1, b1's spread score is 100 and a2's -100: weighted 2, b1 gains 400 on a2
+    # (at 400 they tie, and a2 comes first by name).
+    clusters = zones(a1="a", a2="a", b1="b")
+    totals = {"a1": 1000, "a2": a2_total, "b1": 0}
+    assert pick(placement(term("zone")), clusters, totals, limit=2) == ["a1", second]
+    # DoNotSchedule is not outweighed.
+    assert pick(placement(term("zone", hard=True)), clusters, totals, limit=2) == ["a1", "b1"]
+
+
+def test_ties_break_by_name() -> None:
+    clusters = zones(b2="b", a2="a", b1="b", a1="a")
+    assert pick(placement(term("zone")), clusters, limit=3) == ["a1", "b1", "a2"]
+
+
+def test_claim_and_label_keys_are_read_from_their_own_place() -> None:
+    # Every cluster is labelled zone.test=x; their claims of that name differ.
+    clusters = [
+        cluster("x1", {"zone.test": "x"}, **{"zone.test": "x"}),
+        cluster("x2", {"zone.test": "x"}, **{"zone.test": "x"}),
+        cluster("y1", {"zone.test": "y"}, **{"zone.test": "x"}),
+    ]
+    assert pick(placement(term("zone.test", claim=True)), clusters, limit=2) == ["x1", "y1"]
+    assert pick(placement(term("zone.test")), clusters, limit=2) == ["x1", "x2"]
+    by_claim = placement(term("zone.test", claim=True, hard=True))
+    assert pick(by_claim, clusters) == ["x1", "y1", "x2"]
+
+
+def test_a_cluster_lacking_the_key_comes_last_or_never() -> None:
+    clusters = [cluster("a0"), cluster("a1", zone="a"), cluster("b1", zone="b")]
+    # ScheduleAnyway: after every cluster that has the key, though first by name.
+    assert pick(placement(term("zone")), clusters, limit=2) == ["a1", "b1"]
+    assert pick(placement(term("zone")), clusters, limit=3) == ["a0", "a1", "b1"]
+    # DoNotSchedule: never, however many are wanted.
+    result = select(placement(term("zone", hard=True), numberOfClusters=3), clusters)
+    assert (result.names, result.unscheduled) == (["a1", "b1"], 1)
+
+
+def test_a_tuple_stops_at_the_first_missing_key() -> None:
+    clusters = [
+        cluster("e0", region="east"),  # no zone: in region east, in no zone
+        cluster("ea", region="east", zone="a"),
+        cluster("wa", region="west", zone="a"),
+        cluster("x0", zone="a"),  # no region: so in no zone either
+    ]
+    soft = placement(term("region"), term("zone"))
+    assert pick(soft, clusters, limit=2) == ["ea", "wa"]
+    assert pick(soft, clusters, limit=3) == ["ea", "wa", "e0"]
+    # A DoNotSchedule zone needs both keys: e0 and x0 are never chosen.
+    hard_zone = placement(term("region"), term("zone", hard=True))
+    assert pick(hard_zone, clusters) == ["ea", "wa"]
