@@ -47,11 +47,13 @@ from pyocm.placement.scheduling.groups import decision_groups, decision_pages, g
 from pyocm.placement.scheduling.predicates import uses_cel
 from pyocm.placement.scheduling.prioritize import (
     Misconfigured,
+    ScoringInputs,
     decision_counts,
 )
 from pyocm.placement.scheduling.select import Selection, prioritize_and_select
+from pyocm.placement.scheduling.unaffected import PassSummary, summarize, unaffected
 from pyocm.placement.usage import DecisionUsage, clusters_of
-from pyocm.runtime.cache import by_namespace
+from pyocm.runtime.cache import by_namespace, key_of
 from pyocm.runtime.client import Api
 from pyocm.runtime.controller import Result
 from pyocm.runtime.informer import Informer
@@ -89,14 +91,15 @@ class SchedulingController:
         self.cel_time_limit = cel_time_limit
         self.usage = DecisionUsage(informers.decisions)
         self.clusters = InformerClusters(informers.clusters)
+        #: Each placement's last pass, by key, for :meth:`unaffected`.
+        self.summaries: dict[str, PassSummary] = {}
         informers.bindings.add_index(BINDINGS_BY_NAMESPACE, by_namespace)
 
     async def reconcile(self, key: str) -> Result | None:
         stored = self.informers.placements.store.get(key)
-        if stored is None:
-            return None
-        placement = models.view(Placement, stored)
-        if candidate_clusters.is_skipped(placement):
+        placement = None if stored is None else models.view(Placement, stored)
+        if placement is None or candidate_clusters.is_skipped(placement):
+            self.summaries.pop(key, None)
             return None
         return await self.schedule(placement)
 
@@ -131,6 +134,7 @@ class SchedulingController:
         scheduled = misconfigured is None
         grouping = decision_groups(placement, selection.selected)
         misconfigured = misconfigured or _message(grouping.misconfigured)
+        self._summarize(placement, filtered.passed, selection, misconfigured=misconfigured)
         pages = decision_pages(meta["name"], grouping.groups)
         await self.writer.write(
             placement, pages, scores=selection.scores, warning=selection.warning
@@ -151,6 +155,53 @@ class SchedulingController:
         if filtered.requeue_after is None or not scheduled:
             return None
         return Result(requeue_after=max(filtered.requeue_after, 0.0))
+
+    def _summarize(
+        self,
+        placement: Placement,
+        feasible: list[ManagedCluster],
+        selection: Selection,
+        *,
+        misconfigured: str | None,
+    ) -> None:
+        # Recorded before the pass's writes: a cluster event while they are under way is
+        # judged against what they are writing (a failed write is retried by backoff).
+        key = key_of(models.wire(placement))
+        found = None if misconfigured else summarize(placement, feasible, selection.selected)
+        if found is None:
+            self.summaries.pop(key, None)
+        else:
+            self.summaries[key] = found
+
+    def unaffected(
+        self, key: str, *, leaving: ManagedCluster | None, entering: ManagedCluster | None
+    ) -> bool:
+        """Whether ``leaving`` (as it was) leaving placement ``key``'s feasible clusters
+        and ``entering`` (as it is) entering them leave its selection as its last pass
+        made it (:mod:`.scheduling.unaffected`); if so, its summary takes the change in."""
+        summary = self.summaries.get(key)
+        stored = self.informers.placements.store.get(key)
+        if summary is None or stored is None:
+            return False
+        placement = models.view(Placement, stored)
+        meta = placement["metadata"]
+        if summary.version != (meta.get("uid", ""), meta.get("generation", 0)):
+            return False
+        own = self.writer.existing(meta["namespace"], meta["name"])
+        elsewhere, biggest = self.usage.elsewhere(decision_counts(own))
+        inputs = ScoringInputs(summary.selected, elsewhere, biggest, self._score, self.clock.now())
+        updated = unaffected(
+            placement,
+            summary,
+            leaving=leaving,
+            entering=entering,
+            chosen=candidate_clusters.by_name(summary.selected, self.clusters),
+            inputs=inputs,
+        )
+        if updated is None:
+            return False
+        self.summaries[key] = updated
+        return True
 
     def _candidates(self, placement: Placement) -> candidate_clusters.Candidates:
         caches = self.informers

@@ -31,32 +31,38 @@ change ``old -> new`` of cluster ``c`` enqueues placement ``P`` when:
    taints' ``NoSelectIfNew``, toleration expiry and decision groups (by label or claim)
    read the decided clusters, so any change of one may matter;
 4. ``P``'s filters (predicates, then taints as for a cluster not decided, tolerations
-   taken as in time) pass ``old`` and not ``new`` or the reverse: ``c`` enters or leaves
-   the clusters ``P`` chooses from;
-5. they pass both, and the change is more than metadata: prioritizers (the
-   ResourceAllocatable ones read ``status``) may score ``c`` differently, and the taints
-   decide when a toleration runs out.
+   taken as in time) pass ``old`` and not ``new`` or the reverse, or they pass both and
+   the change is more than metadata (ResourceAllocatable reads ``status``), and the
+   summary of ``P``'s last pass cannot show that ``c`` leaving as ``old`` and entering as
+   ``new`` leaves the selection as it is (:mod:`.scheduling.unaffected`: for a cluster
+   ``P`` has not chosen, that it moves no ResourceAllocatable bound and ranks below every
+   chosen cluster of a placement that has all it wants);
+5. ``P`` has a spread policy, its filters pass both, and only metadata changed: spreading
+   reads the topology labels of every feasible cluster.
 
 Otherwise ``P``'s pass would see the same result. If the filters fail both versions, ``c``
 is in no list a pass builds past the available count (which rule 1 covers): not the
 passed clusters, so not the scores, the selection, the decisions,
 ``numberOfSelectedClusters`` or the unscheduled count. If they pass both and only
 metadata changed, the filters, prioritizers and selection see the same (labels reach a
-pass only through the sets, the predicates and decision groups of decided clusters,
-rules 1, 4 and 3). Balance reads other placements' decisions; those reach ``P`` through
-PlacementDecision events as upstream (which enqueues only a decision's own placement).
-The decisions index may lag a pass's writes: a cluster just decided then looks undecided,
-but when the cache catches up the PlacementDecision event enqueues ``P`` and its pass
-reads the cluster as it is. Taking every toleration as in time, the filters here pass
-at least what a pass's pass; where only metadata changed the taints are equal, so ``old``
-and ``new`` pass or fail alike here and in a pass, and the two arguments above hold.
+pass only through the sets, the predicates, decision groups of decided clusters and
+spreading, rules 1, 4, 3 and 5). Balance reads other placements' decisions; those reach
+``P`` through PlacementDecision events as upstream (which enqueues only a decision's own
+placement), so a summary's judgement uses the counts as they are when the cluster
+changes. The decisions index may lag a pass's writes: a cluster just decided then looks
+undecided, but the summary (recorded before the writes) names it as chosen, and when the
+cache catches up the PlacementDecision event enqueues ``P``. Taking every toleration as
+in time, the filters here pass at least what a pass's pass; a placement with a
+toleration that runs out has no summary, so there rule 4 always wakes it. Where only
+metadata changed the taints are equal, so ``old`` and ``new`` pass or fail alike here
+and in a pass, and the arguments above hold.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from pyocm.api import shapes, wellknown
 from pyocm.api.models import view
@@ -76,6 +82,7 @@ from pyocm.placement.scheduling.predicates import (
     compile_predicates,
     uses_cel,
 )
+from pyocm.placement.scheduling.spread import has_spread
 from pyocm.placement.usage import clusters_of
 from pyocm.runtime.cache import key_of, split_key
 from pyocm.runtime.informer import Change, Informer
@@ -118,6 +125,22 @@ def _bound_set_index(binding: Mapping[str, Any]) -> list[str]:
     return [found] if found else []
 
 
+class Unaffected(Protocol):
+    """Whether ``leaving`` leaving placement ``key``'s feasible clusters and
+    ``entering`` entering them leave its selection as it is (the controller's
+    :meth:`~.controller.SchedulingController.unaffected`)."""
+
+    def __call__(
+        self, key: str, *, leaving: ManagedCluster | None, entering: ManagedCluster | None
+    ) -> bool: ...
+
+
+def _never_unaffected(
+    key: str, *, leaving: ManagedCluster | None, entering: ManagedCluster | None
+) -> bool:
+    return False
+
+
 class Enqueuer:
     """Mappers from each watched kind to Placement keys (see the module's docstring)."""
 
@@ -129,9 +152,11 @@ class Enqueuer:
         bindings: Informer,
         clusters: Informer,
         decisions: Informer,
+        unaffected: Unaffected | None = None,
     ) -> None:
         self.placements, self.cluster_sets = placements, cluster_sets
         self.bindings, self.clusters, self.decisions = bindings, clusters, decisions
+        self.unaffected = unaffected or _never_unaffected
         self._filters: dict[str, _Filters] = {}
         placements.add_index(PLACEMENTS_BY_SET, placements_by_set)
         placements.add_index(PLACEMENTS_BY_SCORE, placements_by_score)
@@ -174,9 +199,17 @@ class Enqueuer:
         filters = self._filters_of(key)
         if filters is None:
             return True  # rule 2
-        passes_old = filters.passes(view(ManagedCluster, old))
-        passes_new = filters.passes(view(ManagedCluster, new))
-        return passes_old != passes_new or (passes_old and beyond_metadata)
+        if _deleting(new):
+            return False  # not available before or after (rule 1 has the transitions)
+        was = view(ManagedCluster, old)
+        now = view(ManagedCluster, new)
+        passes_old, passes_new = filters.passes(was), filters.passes(now)
+        if passes_old and passes_new and not beyond_metadata:
+            return filters.spread  # rule 5: spreading reads their labels
+        if not passes_old and not passes_new:
+            return False
+        leaving, entering = (was if passes_old else None), (now if passes_new else None)
+        return not self.unaffected(key, leaving=leaving, entering=entering)
 
     def _decided_by(self, cluster_name: str) -> set[str]:
         """The placements whose cached PlacementDecisions name the cluster."""
@@ -255,6 +288,7 @@ class _Filters:
     judged: bool
     predicates: Sequence[ClusterSelector] = ()
     tolerations: Sequence[Toleration] = ()
+    spread: bool = False
 
     def passes(self, cluster: ManagedCluster) -> bool:
         """Whether the predicates pass the cluster and its taints are tolerated as for a
@@ -280,7 +314,13 @@ def _compile(placement: Placement, version: tuple[str, int]) -> _Filters:
         taints.validate_tolerations(tolerations)
     except Misconfigured:
         return _Filters(version, judged=False)
-    return _Filters(version, judged=True, predicates=predicates, tolerations=tolerations)
+    return _Filters(
+        version,
+        judged=True,
+        predicates=predicates,
+        tolerations=tolerations,
+        spread=has_spread(placement),
+    )
 
 
 def _taints_of(cluster: ManagedCluster) -> list[Taint]:

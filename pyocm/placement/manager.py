@@ -41,6 +41,7 @@ def add_placement_controllers(manager: Manager, *, recorder: Recorder) -> Contro
         bindings=informers.bindings,
         clusters=informers.clusters,
         decisions=informers.decisions,
+        unaffected=scheduling.unaffected,
     )
     controller.watch(informers.placements)
     controller.watch(informers.decisions, enqueuer.for_decision)

@@ -182,11 +182,43 @@ def _check(coordinate: Coordinate) -> None:
         raise Misconfigured("", "addOn should not be empty")
 
 
+@dataclass(frozen=True)
+class Bounds:
+    """The least and the most allocatable of one resource among a placement's feasible
+    clusters, and how many clusters have each: what the ResourceAllocatable scores are
+    scaled between."""
+
+    low: float
+    high: float
+    at_low: int
+    at_high: int
+
+
+def resource_of(prioritizer: str) -> str | None:
+    """The resource a ResourceAllocatable prioritizer scores by (None for the others)."""
+    return _RESOURCES.get(prioritizer)
+
+
+def bounds_of(clusters: Iterable[ManagedCluster], resource: str) -> Bounds | None:
+    """The bounds of ``resource`` among ``clusters`` (None when none reports it)."""
+    values = [v for v in (allocatable_of(c, resource) for c in clusters) if v is not None]
+    if not values:
+        return None
+    low, high = min(values), max(values)
+    return Bounds(low, high, values.count(low), values.count(high))
+
+
 def score_clusters(
-    placement: Placement, clusters: Sequence[ManagedCluster], inputs: ScoringInputs
+    placement: Placement,
+    clusters: Sequence[ManagedCluster],
+    inputs: ScoringInputs,
+    *,
+    bounds: Mapping[str, Bounds] | None = None,
 ) -> Scoring:
     """Every enabled prioritizer's scores and each cluster's weighted total.
 
+    ``bounds``, by resource, scales the ResourceAllocatable scores in place of the
+    bounds among ``clusters`` (to score a few clusters as among the whole feasible set).
     Raises :class:`Misconfigured` for a policy the scheduler cannot follow.
     """
     names = [c["metadata"]["name"] for c in clusters]
@@ -194,7 +226,7 @@ def score_clusters(
     results: list[PrioritizerResult] = []
     warning: PluginWarning | None = None
     for item in weights(placement):
-        scores, problem = _score(item.coordinate, clusters, names, inputs)
+        scores, problem = _score(item.coordinate, clusters, names, inputs, bounds or {})
         warning = problem or warning
         results.append(PrioritizerResult(item.coordinate.name, item.weight, scores))
         for name, value in scores.items():
@@ -207,6 +239,7 @@ def _score(
     clusters: Sequence[ManagedCluster],
     names: list[str],
     inputs: ScoringInputs,
+    bounds: Mapping[str, Bounds],
 ) -> tuple[dict[str, int], PluginWarning | None]:
     if coordinate.add_on is not None and coordinate.type != BUILT_IN:
         resource_name, score_name = coordinate.add_on
@@ -215,7 +248,8 @@ def _score(
         return balance_scores(names, inputs.elsewhere, inputs.max_elsewhere), None
     if coordinate.built_in == STEADY:
         return steady_scores(names, inputs.decided), None
-    return allocatable_scores(clusters, _RESOURCES[coordinate.built_in]), None
+    resource = _RESOURCES[coordinate.built_in]
+    return allocatable_scores(clusters, resource, bounds=bounds.get(resource)), None
 
 
 def balance_scores(
@@ -238,22 +272,25 @@ def steady_scores(names: Sequence[str], decided: frozenset[str]) -> dict[str, in
     return {name: MAX_CLUSTER_SCORE if name in decided else 0 for name in names}
 
 
-def allocatable_scores(clusters: Sequence[ManagedCluster], resource: str) -> dict[str, int]:
-    """ResourceAllocatable<CPU|Memory>: allocatable scaled to [-100, 100] among the clusters."""
+def allocatable_scores(
+    clusters: Sequence[ManagedCluster], resource: str, *, bounds: Bounds | None = None
+) -> dict[str, int]:
+    """ResourceAllocatable<CPU|Memory>: allocatable scaled to [-100, 100] among the
+    clusters, or between ``bounds`` when given."""
     known = {}
     for cluster in clusters:
-        found = _allocatable(cluster, resource)
+        found = allocatable_of(cluster, resource)
         if found is not None:
             known[cluster["metadata"]["name"]] = found
     if not known:
         return {}
-    low, high = min(known.values()), max(known.values())
+    low, high = (bounds.low, bounds.high) if bounds else (min(known.values()), max(known.values()))
     if high == low:
         return dict.fromkeys(known, MAX_CLUSTER_SCORE)
     return {name: int(((v - low) / (high - low) - 0.5) * 2.0 * 100.0) for name, v in known.items()}
 
 
-def _allocatable(cluster: ManagedCluster, resource: str) -> float | None:
+def allocatable_of(cluster: ManagedCluster, resource: str) -> float | None:
     """The cluster's allocatable amount, if it reports both allocatable and capacity
     (upstream skips a cluster lacking either)."""
     status = cluster.get("status", {})

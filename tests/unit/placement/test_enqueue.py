@@ -176,3 +176,11 @@ def test_a_new_generation_of_a_placement_is_judged_by_its_new_predicates(
     assert caches.update(cluster, env="qa") == []
     caches.placement("prod", generation=2, predicates=[_env("qa")])
     assert caches.update(cluster, env="qa") == [PROD]
+
+
+def test_a_spread_placement_is_woken_by_any_label_of_a_passing_cluster(caches: Caches) -> None:
+    # Spreading counts every feasible cluster's topology label (module rule 5).
+    spread = {"spreadConstraints": [{"topologyKey": "zone", "topologyKeyType": "Label"}]}
+    caches.placement("prod", generation=2, predicates=[_env("prod")], spreadPolicy=spread)
+    assert caches.update(_cluster(env="prod", zone="a"), zone="b") == [PROD]
+    assert caches.update(_cluster(env="test", zone="a"), zone="b") == []
