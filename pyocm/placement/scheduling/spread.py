@@ -221,8 +221,8 @@ class _Domains:
             self.counts[path[:depth]] += 1
 
     def spans(self) -> dict[Path, _Span]:
-        """Each parent's span over its child domains (recomputed per pick: a pick
-        changes only its own domains, but there are few domains)."""
+        """Each parent's span over its child domains, recomputed per pick: failure
+        domains are usually few (see the module doc for a key unique to each cluster)."""
         return {
             parent: _span(self.counts[d] for d in children)
             for parent, children in self.children.items()
