@@ -9,7 +9,6 @@ clusters carry), namespace and binding."""
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 from collections.abc import AsyncIterator
 from typing import Any
@@ -305,13 +304,36 @@ async def test_no_select_if_new_keeps_decided_clusters(fleet: Fleet, api: Api) -
     assert new not in await fleet.chosen("p")
 
 
-async def test_steady_keeps_decisions_when_a_better_cluster_comes(fleet: Fleet) -> None:
+async def test_steady_keeps_decisions_when_a_better_cluster_comes(fleet: Fleet, api: Api) -> None:
     first = await fleet.cluster("m")
-    await fleet.placement("one", numberOfClusters=1)
+    marked = {
+        "groupName": "marked",
+        "groupClusterSelector": {"labelSelector": {"matchLabels": {"mark": "yes"}}},
+    }
+    await fleet.placement(
+        "one", numberOfClusters=1, decisionStrategy={"groupStrategy": {"decisionGroups": [marked]}}
+    )
     await fleet.wait_chosen("one", [first])
     # Sorts first by name, so it would win a tie; Steady's 100 for the decided cluster wins.
     await fleet.cluster("a")
-    await asyncio.sleep(2)
+    # Proof a pass ran with "a" in view: "m" is marked after "a" came, on the same watch,
+    # so the pass that puts "m" in group "marked" saw "a" too; and as a group holds only
+    # selected clusters, that pass selected "m".
+    await api.patch(ocm.MANAGED_CLUSTER, first, {"metadata": {"labels": {"mark": "yes"}}})
+
+    async def marked_group() -> bool:
+        found = await api.get(ocm.PLACEMENT, "one", namespace=fleet.namespace)
+        assert found.get("status", {}).get("decisionGroups") == [
+            {
+                "decisionGroupIndex": 0,
+                "decisionGroupName": "marked",
+                "decisions": ["one-decision-1"],
+                "clusterCount": 1,
+            }
+        ]
+        return True
+
+    await eventually(marked_group)
     assert await fleet.chosen("one") == [first]
 
 
