@@ -171,11 +171,14 @@ async def test_additive_adds_the_defaults_and_exact_does_not(fleet: Fleet, api: 
         "additive", numberOfClusters=1, prioritizerPolicy=policy("Additive", built_in(CPU))
     )
     await fleet.wait_chosen("additive", [b])
-    # The spec overrides a default's weight: Balance at 0 leaves the lead to CPU.
+    # The spec overrides a default's weight, the last entry for a built-in winning:
+    # Balance at 0 leaves the lead to CPU.
     await fleet.placement(
         "override",
         numberOfClusters=1,
-        prioritizerPolicy=policy("Additive", built_in(CPU), built_in("Balance", 0)),
+        prioritizerPolicy=policy(
+            "Additive", built_in(CPU), built_in("Balance", 5), built_in("Balance", 0)
+        ),
     )
     await fleet.wait_chosen("override", [a])
 
@@ -264,14 +267,29 @@ async def test_add_on_scores_weights_expiry_and_changes(fleet: Fleet, api: Api) 
         numberOfClusters=1,
         prioritizerPolicy=policy("Exact", add_on("usage", "cpu"), add_on("usage", "memory", 0)),
     )
+    # Unlike a built-in, an add-on named twice counts twice (upstream's weights are keyed
+    # by a coordinate holding a pointer to the add-on's names, never equal for two).
+    await fleet.placement(
+        "twice",
+        numberOfClusters=1,
+        prioritizerPolicy=policy("Exact", add_on("usage", "cpu"), add_on("usage", "cpu")),
+    )
+    # A negative weight prefers the lowest: the expired score's 0 beats 10 and 80.
+    await fleet.placement(
+        "inverse", numberOfClusters=1, prioritizerPolicy=policy("Exact", add_on("usage", "cpu", -1))
+    )
     await fleet.wait_chosen("cpu", [b])
     await fleet.wait_chosen("even", [b])
     await fleet.wait_chosen("memory", [a])
     await fleet.wait_chosen("cpu-only", [b])
+    await fleet.wait_chosen("twice", [b])
+    await fleet.wait_chosen("inverse", [c])
     await wait_score_message(api, fleet, "cpu", scores_text({a: 10, b: 80, c: 0}))
     await wait_score_message(api, fleet, "even", scores_text({a: 70, b: 100, c: 0}))
     await wait_score_message(api, fleet, "memory", scores_text({a: 130, b: 120, c: 0}))
     await wait_score_message(api, fleet, "cpu-only", scores_text({a: 10, b: 80, c: 0}))
+    await wait_score_message(api, fleet, "twice", scores_text({a: 20, b: 160, c: 0}))
+    await wait_score_message(api, fleet, "inverse", scores_text({a: -10, b: -80, c: 0}))
 
     # Scheduling goes on past an expired score; the DecisionUpdate event is a Warning
     # naming it and the plugin, as upstream's.
