@@ -103,6 +103,10 @@ class WorkQueue:
                 await process(key)
             finally:
                 self.done(key)
+            # A key whose processing never suspended (nothing to write) would otherwise
+            # lead straight to the next: a backlog would hold the event loop, and with it
+            # every API request the process serves, until it drained.
+            await asyncio.sleep(0)
 
     def add_after(self, key: str, delay: float) -> None:
         if self._shutting_down:

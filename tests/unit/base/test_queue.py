@@ -90,3 +90,25 @@ async def test_shut_down_wakes_waiters_and_drops_delays() -> None:
     await clock.settle()
     assert len(queue) == 0
     assert clock.sleepers == 0
+
+
+async def test_a_worker_lets_other_tasks_run_between_keys() -> None:
+    # A reconcile that never suspends (nothing to write) must not hold the event loop
+    # for a whole backlog: the hub serves its API on the same loop.
+    queue = WorkQueue()
+    for index in range(50):
+        queue.add(f"k{index}")
+    order: list[str] = []
+
+    async def process(key: str) -> None:
+        order.append(key)
+        if len(order) == 50:
+            queue.shut_down()
+
+    async def other() -> None:
+        order.append("other")
+
+    worker = asyncio.create_task(queue.serve(process))
+    bystander = asyncio.create_task(other())
+    await asyncio.gather(worker, bystander)
+    assert order.index("other") < 5, order[:10]
