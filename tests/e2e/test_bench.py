@@ -118,6 +118,8 @@ def test_placement_benchmark_reports_latency_and_cpu() -> None:
         r"n=6 p50=\d+ ms p99=\d+ ms max=\d+ ms \(6 of 6 seen\)", report["spec change to decisions"]
     )
     assert re.match(r"10 of 10 in [\d.]+ s", report["placements scheduled"])
+    assert re.match(r"\d+ in [\d.]+ s$", report["scheduling passes until quiet"])
+    assert "NOT quiet" not in report
     assert re.match(r"\d+ in [34] s \(1 % of 60 a minute\)$", report["cluster label changes"])
     assert re.match(r"[\d.]+ cores \(goal < 0.2\)$", report["hub CPU keeping placements current"])
     assert re.match(r"\d+$", report["scheduling passes in the window"])
