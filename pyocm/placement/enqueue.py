@@ -48,8 +48,11 @@ metadata changed, the filters, prioritizers and selection see the same (labels r
 pass only through the sets, the predicates, decision groups of decided clusters and
 spreading, rules 1, 4, 3 and 5). Balance reads other placements' decisions; those reach
 ``P`` through PlacementDecision events as upstream (which enqueues only a decision's own
-placement), so a summary's judgement uses the counts as they are when the cluster
-changes. The decisions index may lag a pass's writes: a cluster just decided then looks
+placement), and rule 4 judges with the counts as they are when the cluster changes:
+upstream applies counts moved by other placements at whatever pass a cluster event
+causes, pyocm at the next pass ``P``'s own inputs cause (see
+:mod:`.scheduling.unaffected`; placements scoring by AddOn scores, which expire with
+time alone, are always woken by rule 4). The decisions index may lag a pass's writes: a cluster just decided then looks
 undecided, but the summary (recorded before the writes) names it as chosen, and when the
 cache catches up the PlacementDecision event enqueues ``P``. Taking every toleration as
 in time, the filters here pass at least what a pass's pass; a placement with a

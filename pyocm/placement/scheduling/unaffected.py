@@ -16,9 +16,20 @@ the placement has not chosen:
 
 A summary (:class:`PassSummary`) holds what that needs: the chosen clusters, how many
 are wanted, and each bound with how many clusters hold it, updated here as clusters
-come and go without a pass. A placement whose selection is not a plain ranking (a
-spread policy) or whose filters a cluster event cannot judge exactly (tolerations that
-run out) has no summary, and is always rescheduled.
+come and go without a pass. A placement has no summary, and is always rescheduled,
+when its selection is not a plain ranking (a spread policy), when a cluster event
+cannot judge its filters exactly (tolerations that run out), or when its scores move
+with time and no event (AddOn scores passing their ``validUntil``): upstream, whose
+cluster handler reschedules every placement of the cluster's sets on any change, picks
+up an expired score at such a pass, and so does pyocm.
+
+Balance is judged with the counts as they are when the cluster changes, against the
+chosen clusters of the last pass. Other placements' decisions move those counts
+without rescheduling this placement (upstream enqueues only a decision's own
+placement); upstream then applies the moved counts at the next pass any cluster event
+causes, where pyocm applies them at the next pass this placement's own inputs cause.
+So a change that cannot alter the selection made with the last pass's view does not,
+by itself, rebalance a placement.
 """
 
 from __future__ import annotations
@@ -73,6 +84,8 @@ def summarize(
         enabled = weights(placement)
     except Misconfigured:
         return None
+    if any(w.coordinate.type != BUILT_IN for w in enabled):
+        return None  # AddOn scores expire with time alone
     found = (resource_of(w.coordinate.built_in) for w in enabled if w.coordinate.type == BUILT_IN)
     resources = tuple(sorted({r for r in found if r is not None}))
     bounds = {r: b for r in resources if (b := bounds_of(feasible, r)) is not None}

@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import copy
 import random
+from datetime import timedelta
 from typing import Any
 
+from pyocm.kube import timefmt
 from pyocm.placement.enqueue import Enqueuer
 from pyocm.runtime.informer import Change
-from tests.unit.placement.test_requeue import KEY, World, placement, world
+from tests.unit.placement.test_requeue import KEY, START, World, placement, world
 
 Obj = dict[str, Any]
 ZONES = ("z1", "z2", "z3")
@@ -155,3 +157,63 @@ async def test_a_placement_left_alone_would_have_decided_the_same() -> None:
             assert found.chosen() == chosen, (old, new)
             found.scheduling.summaries = kept
     assert skipped > 300 and woken > 100, (skipped, woken)
+
+
+def score(cluster_name: str, value: int, valid_until: str | None) -> Obj:
+    found: Obj = {
+        "metadata": {"name": "s", "namespace": cluster_name, "resourceVersion": "1"},
+        "status": {"scores": [{"name": "x", "value": value}]},
+    }
+    if valid_until:
+        found["status"]["validUntil"] = valid_until
+    return found
+
+
+def zoned(name: str, zone: str, version: str = "1") -> Obj:
+    return {
+        "metadata": {
+            "name": name,
+            "labels": {"fleet": "a", "zone": zone},
+            "resourceVersion": version,
+        },
+        "spec": {"hubAcceptsClient": True, "taints": []},
+    }
+
+
+async def test_a_placement_scoring_by_add_on_is_woken_since_its_scores_expire() -> None:
+    # No event marks an AddOnPlacementScore passing validUntil: a pass a cluster change
+    # causes is when the expired score counts, as upstream (found by review).
+    found = world(zoned("a", "z1"), zoned("b", "z1"), zoned("c", "z2"), tolerations=[])
+    stored = found.informers.placements.store.get(KEY)
+    assert stored is not None
+    stored["metadata"]["generation"] = 1
+    stored["spec"]["numberOfClusters"] = 1
+    stored["spec"]["predicates"] = [
+        {"requiredClusterSelector": {"labelSelector": {"matchLabels": {"zone": "z1"}}}}
+    ]
+    add_on = {"type": "AddOn", "addOn": {"resourceName": "s", "scoreName": "x"}}
+    stored["spec"]["prioritizerPolicy"] = {
+        "mode": "Exact",
+        "configurations": [{"scoreCoordinate": add_on, "weight": 1}],
+    }
+    soon = timefmt.format_time(START + timedelta(seconds=60))
+    found.informers.scores._apply("ADDED", score("a", 100, soon))
+    found.informers.scores._apply("ADDED", score("b", 50, None))
+    found.informers.scores._apply("ADDED", score("c", -10, None))
+    enqueuer = Enqueuer(
+        placements=found.informers.placements,
+        cluster_sets=found.informers.cluster_sets,
+        bindings=found.informers.bindings,
+        clusters=found.informers.clusters,
+        decisions=found.informers.decisions,
+        unaffected=found.scheduling.unaffected,
+    )
+    assert await settle(found) == ["a"]
+    found.clock.advance(120)  # a's score expires: it scores 0 now, b 50
+    old = found.informers.clusters.store.get("c")
+    assert old is not None
+    new = zoned("c", "z1", version="2")
+    found.informers.clusters._apply("MODIFIED", new)
+    assert KEY in enqueuer.for_cluster_change(Change(old, new))
+    await found.scheduling.reconcile(KEY)
+    assert found.chosen() == ["b"]
