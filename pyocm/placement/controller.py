@@ -16,9 +16,15 @@ its group strategy was still scheduled (upstream divides into groups after sched
 so a toleration in use that will expire still brings it back at that instant.
 
 The filters of a placement with CEL expressions (this interpreter is far slower than
-cel-go) run in a worker thread, so one placement's expressions never hold up the event loop the hub
-serves its API on, and under a wall-clock cap of ``cel_time_limit`` seconds per pass:
-expressions still running then do not match, as a CEL run-time failure does upstream.
+cel-go) run in a worker thread, so one placement's expressions never hold up the event
+loop the hub serves its API on, and under a wall-clock cap of ``cel_time_limit`` seconds
+per pass: expressions still running then do not match, as a CEL run-time failure does
+upstream. The selection of a placement with a spread policy (one pick at a time, see
+:mod:`.scheduling.spread`) runs in a worker thread too.
+
+Each pass leaves a summary of what it chose from (:mod:`.scheduling.unaffected`), which
+:meth:`SchedulingController.unaffected` reads so that a cluster entering or leaving the
+placement's filters wakes it only when its selection could change.
 """
 
 from __future__ import annotations
@@ -51,6 +57,7 @@ from pyocm.placement.scheduling.prioritize import (
     decision_counts,
 )
 from pyocm.placement.scheduling.select import Selection, prioritize_and_select
+from pyocm.placement.scheduling.spread import has_spread
 from pyocm.placement.scheduling.unaffected import PassSummary, summarize, unaffected
 from pyocm.placement.usage import DecisionUsage, clusters_of
 from pyocm.runtime.cache import by_namespace, key_of
@@ -125,7 +132,7 @@ class SchedulingController:
         filtered = await asyncio.to_thread(filtering) if uses_cel(placement) else filtering()
         misconfigured = filtered.misconfigured
         if misconfigured is None:
-            selection = self._select(placement, filtered.passed, decided, own, now)
+            selection = await self._select(placement, filtered.passed, decided, own, now)
             misconfigured = _message(selection.misconfigured)
         else:
             selection = Selection([], 0)
@@ -217,7 +224,7 @@ class SchedulingController:
             clusters=self.clusters,
         )
 
-    def _select(
+    async def _select(
         self,
         placement: Placement,
         clusters: list[ManagedCluster],
@@ -226,7 +233,13 @@ class SchedulingController:
         now: datetime,
     ) -> Selection:
         elsewhere, max_count = self.usage.elsewhere(decision_counts(own))
-        return prioritize_and_select(
+        if has_spread(placement):
+            # Spreading picks one cluster at a time: over many domains that takes long
+            # enough to hold up the API served on this loop. The thread gets a copy of
+            # the counts, which the loop keeps current meanwhile.
+            elsewhere = dict(elsewhere)
+        selecting = functools.partial(
+            prioritize_and_select,
             placement,
             clusters,
             decided=decided,
@@ -235,6 +248,7 @@ class SchedulingController:
             scores=self._score,
             now=now,
         )
+        return await asyncio.to_thread(selecting) if has_spread(placement) else selecting()
 
     def _clusters(self, names: frozenset[str]) -> list[ManagedCluster]:
         return candidate_clusters.by_name(names, self.clusters)

@@ -5,8 +5,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import threading
 import time
 from typing import Any
+
+import pytest
 
 from pyocm.runtime.controller import Result
 from tests.unit.placement.test_requeue import (
@@ -77,3 +80,30 @@ async def test_cel_runs_off_the_event_loop_under_a_wall_clock_cap() -> None:
     assert time.monotonic() - started < 1.5
     assert gaps and max(gaps) < 0.2  # the loop was never held for long
     assert found.chosen() == []  # cut short: as a CEL run-time failure, no match
+
+
+async def test_a_spread_placement_selects_off_the_event_loop(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Spreading picks one cluster at a time; over many topology domains that takes
+    # long enough to matter to the API served on the loop.
+    from pyocm.placement.scheduling import spread
+
+    threads: list[bool] = []
+    original = spread.select_clusters
+
+    def recording(*args: Any, **kwargs: Any) -> Any:
+        threads.append(threading.current_thread() is threading.main_thread())
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(spread, "select_clusters", recording)
+    found = world(cluster("a"), cluster("b"), tolerations=[])
+    assert await found.scheduling.reconcile(KEY) is None
+    stored = found.informers.placements.store.get(KEY)
+    assert stored is not None
+    stored["spec"]["spreadPolicy"] = {
+        "spreadConstraints": [{"topologyKey": "fleet", "topologyKeyType": "Label"}]
+    }
+    assert await found.scheduling.reconcile(KEY) is None
+    assert threads == [True, False]  # without a spread policy on the loop, with one off it
+    assert found.chosen() == ["a", "b"]
