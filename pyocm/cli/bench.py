@@ -86,12 +86,22 @@ def bench_placement(
     duration: float = typer.Option(
         60.0, "--duration", min=1, help="Seconds of cluster label churn measured."
     ),
+    policy: str = typer.Option(
+        placement.POLICIES[0],
+        "--policy",
+        help="Prioritizers of the placements kept current: steady-cpu (Steady and"
+        " ResourceAllocatableCPU) or default (upstream's Balance and Steady).",
+    ),
 ) -> None:
     """Placement scheduling latency and the hub CPU to keep placements current."""
     raise_open_file_limit()
     try:
         options = placement.Options(
-            clusters=clusters, placements=placements, changes=changes, duration=duration
+            clusters=clusters,
+            placements=placements,
+            changes=changes,
+            duration=duration,
+            policy=policy,
         )
     except ValueError as err:
         fail(str(err), code=2)

@@ -109,7 +109,7 @@ def test_fleet_benchmark_runs_works_through_the_fleet() -> None:
 def test_placement_benchmark_reports_latency_and_cpu() -> None:
     lines = bench(
         "placement", "--clusters", "60", "--placements", "10", "--changes", "6",
-        "--duration", "3",
+        "--duration", "3", "--policy", "default",
     )  # fmt: skip
     report = {line[:35].strip(): line[35:] for line in lines}
     assert re.match(r"60 created in [\d.]+ s \(1 in 10 tainted", report["clusters"])
@@ -117,7 +117,9 @@ def test_placement_benchmark_reports_latency_and_cpu() -> None:
     assert re.match(
         r"n=6 p50=\d+ ms p99=\d+ ms max=\d+ ms \(6 of 6 seen\)", report["spec change to decisions"]
     )
-    assert re.match(r"10 of 10 in [\d.]+ s", report["placements scheduled"])
+    assert re.match(
+        r"10 of 10 in [\d.]+ s .*prioritizers default\)$", report["placements scheduled"]
+    )
     assert re.match(r"\d+ in [\d.]+ s$", report["scheduling passes until quiet"])
     assert "NOT quiet" not in report
     assert re.match(r"\d+ in [34] s \(1 % of 60 a minute\)$", report["cluster label changes"])
@@ -138,9 +140,31 @@ def test_fleet_benchmark_refuses_an_unknown_scenario() -> None:
 
 def test_fleet_benchmark_refuses_more_simulators_than_clusters() -> None:
     done = subprocess.run(
-        [sys.executable, "-m", "pyocm", "bench", "fleet", "--clusters", "2", "--sim-processes", "3"],
+        [
+            sys.executable,
+            "-m",
+            "pyocm",
+            "bench",
+            "fleet",
+            "--clusters",
+            "2",
+            "--sim-processes",
+            "3",
+        ],
         capture_output=True,
         text=True,
         timeout=60,
     )
-    assert done.returncode == 2 and "--sim-processes must be between 1 and --clusters" in done.stderr
+    assert (
+        done.returncode == 2 and "--sim-processes must be between 1 and --clusters" in done.stderr
+    )
+
+
+def test_placement_benchmark_refuses_an_unknown_policy() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "pyocm", "bench", "placement", "--policy", "nope"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 2 and "--policy must be one of steady-cpu, default" in done.stderr
