@@ -120,3 +120,28 @@ async def test_constraints_nest_a_claim_within_a_label(fleet: Fleet) -> None:
     # Upstream would take ea1, ea2, eb1, eb2.
     await fleet.wait_chosen("p", [names[n] for n in ("ea1", "eb1", "wa1", "wa2")])
     await fleet.wait_satisfied("p", *SCHEDULED)
+
+
+async def test_do_not_schedule_skew_is_against_every_domain_of_the_key(fleet: Fleet) -> None:
+    # The API's maxSkew doc: the skew is against "the global minimum ... for the
+    # topologies within the same TopologyKey". Nested, those are all the zones of every
+    # region: zone w1 of region west (one cluster) bounds zones e1 and e2 of region east.
+    east = {
+        (zone, i): await fleet.cluster(f"{zone}-{i}", region="east", zone=zone)
+        for zone in ("e1", "e2")
+        for i in range(3)
+    }
+    w1 = await fleet.cluster("w1-0", region="west", zone="w1")
+    hard = constraint("zone", "Label", maxSkew=1, whenUnsatisfiable="DoNotSchedule")
+    region = constraint("region", "Label")
+    await fleet.placement("p", numberOfClusters=7, spreadPolicy=spread(region, hard))
+    at_most_two = [east[zone, i] for zone in ("e1", "e2") for i in range(2)]
+    await fleet.wait_chosen("p", sorted([*at_most_two, w1]))
+    await fleet.wait_satisfied(
+        "p", "False", "NotAllDecisionsScheduled", "2 cluster decisions unscheduled"
+    )
+
+    # maxSkew 2: zones e1 and e2 may have 3 each.
+    await change(fleet, "p", spreadPolicy=spread(region, {**hard, "maxSkew": 2}))
+    await fleet.wait_chosen("p", sorted([*east.values(), w1]))
+    await fleet.wait_satisfied("p", *SCHEDULED)

@@ -21,12 +21,19 @@ Selection (the enhancement's ``EvenSpreadSelector``) picks one cluster at a time
 ``numberOfClusters`` are chosen (every cluster when it is unset) or none may be picked:
 
 1. A ``whenUnsatisfiable: DoNotSchedule`` constraint excludes each cluster whose pick
-   would leave its domain more than ``maxSkew`` (default 1) above the least-chosen of
-   the domain and its siblings. ``ScheduleAnyway`` constraints exclude nothing: they
-   only steer the choice through step 2, so their ``maxSkew`` has no effect.
+   would leave its domain more than ``maxSkew`` (default 1) above the global minimum:
+   as the API's own maxSkew doc (what ``kubectl explain`` shows) defines it, the least
+   chosen count of "the topologies within the same TopologyKey", which with nesting are
+   all the domains at that constraint's depth, whatever their parents. So zone ``w1``
+   of region west, chosen once, bounds the zones of region east at ``1 + maxSkew``.
+   ``ScheduleAnyway`` constraints exclude nothing: they only steer the choice through
+   step 2, so their ``maxSkew`` has no effect.
 2. Each cluster left gets a level score per constraint in [0, 63], as the enhancement
    computes it: 63 scaled down linearly from its sibling domains' least chosen count to
    their most (0 for all when the counts are equal, or the domain has no sibling). The
+   API doc defines only the skew, not this ranking, so the enhancement's sibling scores
+   stay: an earlier constraint evens out the parents, and each parent's children are
+   evened out among themselves. The
    levels make one number, an earlier constraint outweighing every later one, scaled
    linearly to [-100, 100] among the clusters left (0 for all when equal).
 3. A cluster's final score is its prioritizers' total plus :data:`SPREAD_WEIGHT` (2)
@@ -175,19 +182,10 @@ def _groups(
 
 @dataclass(frozen=True)
 class _Span:
-    """The chosen counts of a set of sibling domains: the least (and how many domains
-    have it), the next larger (None when there is none), and the most."""
+    """The least and the most chosen counts of a set of sibling domains."""
 
     low: int
-    low_domains: int
-    next_low: int | None
     high: int
-
-    def least_besides(self, count: int) -> int | None:
-        """The least count among the siblings other than one domain having ``count``."""
-        if count == self.low and self.low_domains == 1:
-            return self.next_low
-        return self.low
 
     def level_score(self, count: int) -> int:
         if self.high == self.low:
@@ -197,9 +195,7 @@ class _Span:
 
 def _span(counts: Iterable[int]) -> _Span:
     ordered = sorted(counts)
-    low = ordered[0]
-    above = [c for c in ordered if c > low]
-    return _Span(low, len(ordered) - len(above), above[0] if above else None, ordered[-1])
+    return _Span(ordered[0], ordered[-1])
 
 
 class _Domains:
@@ -220,6 +216,10 @@ class _Domains:
         for depth in range(1, len(path) + 1):
             self.counts[path[:depth]] += 1
 
+    def least(self, depth: int) -> int:
+        """The least chosen count of the domains at ``depth`` (the global minimum)."""
+        return min(c for d, c in self.counts.items() if len(d) == depth)
+
     def spans(self) -> dict[Path, _Span]:
         """Each parent's span over its child domains, recomputed per pick: failure
         domains are usually few (see the module doc for a key unique to each cluster)."""
@@ -229,19 +229,13 @@ class _Domains:
         }
 
 
-def _within_skew(
-    path: Path, terms: Sequence[Constraint], domains: _Domains, spans: Mapping[Path, _Span]
-) -> bool:
+def _within_skew(path: Path, terms: Sequence[Constraint], domains: _Domains) -> bool:
     """Whether picking a cluster of ``path`` keeps every DoNotSchedule constraint's skew
-    within its maxSkew. Only the picked domain's skew grows, so only it is checked."""
+    within its maxSkew: the picked domain's count, after the pick, at most ``maxSkew``
+    above the least count of all domains at its depth (the global minimum). Only the
+    picked domain's skew grows, and if it was the least it stays within 1."""
     for depth, term in enumerate(terms[: len(path)], start=1):
-        if not term.hard:
-            continue
-        domain = path[:depth]
-        after = domains.counts[domain] + 1
-        others = spans[path[: depth - 1]].least_besides(after - 1)
-        least = after if others is None else min(after, others)
-        if after - least > term.max_skew:
+        if term.hard and domains.counts[path[:depth]] + 1 - domains.least(depth) > term.max_skew:
             return False
     return True
 
@@ -274,7 +268,7 @@ def _best(
     """The tuple whose best cluster to pick next (None when every pick would break a
     DoNotSchedule constraint): highest total plus weighted spread score, ties by name."""
     spans = domains.spans()
-    allowed = [p for p in groups if _within_skew(p, terms, domains, spans)]
+    allowed = [p for p in groups if _within_skew(p, terms, domains)]
     if not allowed:
         return None
     scores = {p: _spread_score(p, len(terms), domains, spans) for p in allowed}

@@ -273,3 +273,25 @@ def test_a_tuple_stops_at_the_first_missing_key() -> None:
     # A DoNotSchedule zone needs both keys: e0 and x0 are never chosen.
     hard_zone = placement(term("region"), term("zone", hard=True))
     assert pick(hard_zone, clusters) == ["ea", "wa"]
+
+
+@pytest.mark.parametrize(
+    ("zone_skew", "expected", "unscheduled"),
+    [
+        (1, ["e1-0", "w1-0", "e2-0", "e1-1", "e2-1"], 4),
+        (2, ["e1-0", "w1-0", "e2-0", "e1-1", "e2-1", "e1-2", "e2-2"], 2),
+    ],
+)
+def test_do_not_schedule_skew_is_against_every_domain_at_its_depth(
+    zone_skew: int, expected: list[str], unscheduled: int
+) -> None:
+    # The API's maxSkew doc: the skew is against "the global minimum ... for the
+    # topologies within the same TopologyKey". Zone w1 of region west, chosen once, so
+    # bounds zones e1 and e2 of region east (siblings of each other only) at 1 + maxSkew,
+    # though each offers four clusters.
+    clusters = [cluster(f"{z}-{i}", region="east", zone=z) for z in ("e1", "e2") for i in range(4)]
+    clusters.append(cluster("w1-0", region="west", zone="w1"))
+    terms = (term("region"), term("zone", max_skew=zone_skew, hard=True))
+    assert pick(placement(*terms), clusters) == expected
+    result = select(placement(*terms, numberOfClusters=9), clusters)
+    assert (result.names, result.unscheduled) == (expected, unscheduled)
