@@ -5,6 +5,10 @@ placements without constraints getting upstream's selection."""
 
 from __future__ import annotations
 
+import random
+from collections import deque
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
@@ -16,9 +20,15 @@ from pyocm.api.models.cluster_v1alpha1 import AddOnPlacementScore
 from pyocm.api.models.cluster_v1beta1 import Placement
 from pyocm.placement.scheduling.select import Selection, prioritize_and_select, rank
 from pyocm.placement.scheduling.spread import (
+    LEVEL_BASE,
+    MAX_LEVEL_SCORE,
+    MAX_SPREAD_SCORE,
+    SPREAD_WEIGHT,
     Constraint,
+    Path,
     constraints_of,
     has_spread,
+    path_of,
     select_clusters,
 )
 
@@ -295,3 +305,176 @@ def test_do_not_schedule_skew_is_against_every_domain_at_its_depth(
     assert pick(placement(*terms), clusters) == expected
     result = select(placement(*terms, numberOfClusters=9), clusters)
     assert (result.names, result.unscheduled) == (expected, unscheduled)
+
+
+# The reference for the randomized test below: spread.py's first, simple selection (after
+# the global-minimum skew), which recomputes every span and scores every candidate tuple
+# per pick. spread.py keeps what a pick changes instead; the two must agree.
+
+
+def reference_select(
+    spec: Placement,
+    ranked: Sequence[ManagedCluster],
+    totals: Mapping[str, int],
+    *,
+    limit: int | None,
+) -> list[ManagedCluster]:
+    terms = constraints_of(spec)
+    if not terms:
+        return list(ranked if limit is None else ranked[:limit])
+    if not any(t.hard for t in terms) and (limit is None or limit >= len(ranked)):
+        return list(ranked)
+    groups: dict[Path, deque[ManagedCluster]] = {}
+    for c in ranked:
+        path = path_of(c, terms)
+        if not any(t.hard for t in terms[len(path) :]):
+            groups.setdefault(path, deque()).append(c)
+    domains = RefDomains(groups)
+    chosen: list[ManagedCluster] = []
+    while groups and (limit is None or len(chosen) < limit):
+        best = reference_best(groups, domains, terms, totals)
+        if best is None:
+            break
+        group = groups[best]
+        chosen.append(group.popleft())
+        if not group:
+            del groups[best]
+        domains.add(best)
+    return chosen
+
+
+@dataclass(frozen=True)
+class RefSpan:
+    low: int
+    high: int
+
+    def level_score(self, count: int) -> int:
+        if self.high == self.low:
+            return 0
+        return MAX_LEVEL_SCORE * (self.high - count) // (self.high - self.low)
+
+
+class RefDomains:
+    def __init__(self, paths: Iterable[Path]) -> None:
+        self.counts: dict[Path, int] = {}
+        self.children: dict[Path, list[Path]] = {}
+        for path in paths:
+            for depth in range(1, len(path) + 1):
+                domain = path[:depth]
+                if domain not in self.counts:
+                    self.counts[domain] = 0
+                    self.children.setdefault(path[: depth - 1], []).append(domain)
+
+    def add(self, path: Path) -> None:
+        for depth in range(1, len(path) + 1):
+            self.counts[path[:depth]] += 1
+
+    def least(self, depth: int) -> int:
+        return min(c for d, c in self.counts.items() if len(d) == depth)
+
+    def spans(self) -> dict[Path, RefSpan]:
+        return {
+            parent: RefSpan(min(self.counts[d] for d in kids), max(self.counts[d] for d in kids))
+            for parent, kids in self.children.items()
+        }
+
+
+def reference_best(
+    groups: Mapping[Path, deque[ManagedCluster]],
+    domains: RefDomains,
+    terms: Sequence[Constraint],
+    totals: Mapping[str, int],
+) -> Path | None:
+    spans = domains.spans()
+
+    def within_skew(path: Path) -> bool:
+        for depth, t in enumerate(terms[: len(path)], start=1):
+            if t.hard and domains.counts[path[:depth]] + 1 - domains.least(depth) > t.max_skew:
+                return False
+        return True
+
+    def spread_score(path: Path) -> int:
+        score = 0
+        for depth in range(1, len(terms) + 1):
+            digit = 0
+            if depth <= len(path):
+                digit = 1 + spans[path[: depth - 1]].level_score(domains.counts[path[:depth]])
+            score = score * LEVEL_BASE + digit
+        return score
+
+    allowed = [p for p in groups if within_skew(p)]
+    if not allowed:
+        return None
+    scores = {p: spread_score(p) for p in allowed}
+    low, high = min(scores.values()), max(scores.values())
+
+    def normalize(score: int) -> int:
+        if high == low:
+            return 0
+        return 2 * MAX_SPREAD_SCORE * (score - low) // (high - low) - MAX_SPREAD_SCORE
+
+    def key(path: Path) -> tuple[int, str]:
+        name = groups[path][0]["metadata"]["name"]
+        return (-(totals.get(name, 0) + SPREAD_WEIGHT * normalize(scores[path])), name)
+
+    return min(allowed, key=key)
+
+
+KEYS = ("region", "zone", "rack")
+
+
+def random_fleet(rng: random.Random) -> tuple[list[ManagedCluster], dict[str, int]]:
+    """Clusters with few values per key (some lacking a key), and prioritizer totals
+    either tied, close (the spread decides) or far apart (they outweigh it)."""
+    values = {key: [f"{key[0]}{i}" for i in range(rng.randrange(1, 5))] for key in KEYS}
+    spread_of_totals = rng.choice([0, 3, 150, 1000])
+    clusters: list[ManagedCluster] = []
+    totals: dict[str, int] = {}
+    for i in range(rng.randrange(0, 40)):
+        labels = {k: rng.choice(v) for k, v in values.items() if rng.random() > 0.1}
+        claims = {k: rng.choice(v) for k, v in values.items() if rng.random() > 0.1}
+        clusters.append(cluster(f"c{i:02d}", claims, **labels))
+        totals[f"c{i:02d}"] = rng.randrange(-spread_of_totals, spread_of_totals + 1)
+    return clusters, totals
+
+
+def random_terms(rng: random.Random) -> list[Obj]:
+    return [
+        term(
+            rng.choice(KEYS),
+            claim=rng.random() < 0.3,
+            max_skew=rng.choice([None, 1, 2, 3]),
+            hard=rng.random() < 0.4,
+        )
+        for _ in range(rng.randrange(1, 4))
+    ]
+
+
+def test_the_kept_state_picks_as_recomputing_everything_does() -> None:
+    rng = random.Random(20)
+    for _ in range(1500):
+        clusters, totals = random_fleet(rng)
+        spec = placement(*random_terms(rng))
+        limit = rng.choice([None, rng.randrange(0, len(clusters) + 3)])
+        ranked = rank(clusters, totals)
+        expected = reference_select(spec, ranked, totals, limit=limit)
+        found = select_clusters(spec, ranked, totals, limit=limit)
+        assert [c["metadata"]["name"] for c in found] == [
+            c["metadata"]["name"] for c in expected
+        ], (spec, totals, limit)
+
+
+def test_the_kept_state_merges_counts_sharing_a_level_score() -> None:
+    # Zones a and b, their clusters far above c's in the prioritizers, are chosen about
+    # alike while c stays at 0: once their counts pass 63, a count and the next get the
+    # same level score, and their best clusters compete as one class.
+    rng = random.Random(7)
+    for _ in range(10):
+        clusters = [cluster(f"{z}{i:03d}", zone=z) for z in "ab" for i in range(100)]
+        totals = {c["metadata"]["name"]: 10_000 + rng.randrange(3) for c in clusters}
+        clusters.append(cluster("c000", zone="c"))
+        spec = placement(term("zone"))
+        ranked = rank(clusters, totals)
+        expected = reference_select(spec, ranked, totals, limit=199)
+        found = select_clusters(spec, ranked, totals, limit=199)
+        assert [c["metadata"]["name"] for c in found] == [c["metadata"]["name"] for c in expected]
