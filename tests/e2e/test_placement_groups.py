@@ -70,6 +70,12 @@ async def pages(fleet: Fleet, placement: str) -> list[Page]:
     ]
 
 
+async def replace_strategy(api: Api, fleet: Fleet, name: str, decision_strategy: Obj) -> None:
+    """Replace the placement's whole decisionStrategy (a merge patch would keep parts)."""
+    patch = [{"op": "replace", "path": "/spec/decisionStrategy", "value": decision_strategy}]
+    await api.patch(ocm.PLACEMENT, name, patch, namespace=fleet.namespace, type="json")
+
+
 async def wait_grouped(
     fleet: Fleet, api: Api, placement: str, expected: list[Page], groups: list[Obj]
 ) -> Obj:
@@ -294,13 +300,7 @@ async def test_a_group_strategy_the_scheduler_cannot_follow(fleet: Fleet, api: A
     bad = {"groupName": "bad", "groupClusterSelector": {"labelSelector": like}}
     spec = {"decisionStrategy": strategy(group("canary", labels={"canary": "true"}), bad)}
     # A merge patch would keep "2": replace the whole strategy.
-    await api.patch(
-        ocm.PLACEMENT,
-        "p",
-        [{"op": "replace", "path": "/spec/decisionStrategy", "value": spec["decisionStrategy"]}],
-        namespace=fleet.namespace,
-        type="json",
-    )
+    await replace_strategy(api, fleet, "p", spec["decisionStrategy"])
     await wait_grouped(
         fleet,
         api,
@@ -320,13 +320,7 @@ async def test_a_group_strategy_the_scheduler_cannot_follow(fleet: Fleet, api: A
 
     # Repaired: the rest come back and the condition clears.
     spec = {"decisionStrategy": strategy(group("canary", labels={"canary": "true"}))}
-    await api.patch(
-        ocm.PLACEMENT,
-        "p",
-        [{"op": "replace", "path": "/spec/decisionStrategy", "value": spec["decisionStrategy"]}],
-        namespace=fleet.namespace,
-        type="json",
-    )
+    await replace_strategy(api, fleet, "p", spec["decisionStrategy"])
     await wait_grouped(
         fleet,
         api,

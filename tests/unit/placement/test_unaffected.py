@@ -115,6 +115,18 @@ def random_world(rng: random.Random) -> World:
     return found
 
 
+def enqueuer_of(found: World) -> Enqueuer:
+    """An enqueuer over the world's caches, judging by its controller's summaries."""
+    return Enqueuer(
+        placements=found.informers.placements,
+        cluster_sets=found.informers.cluster_sets,
+        bindings=found.informers.bindings,
+        clusters=found.informers.clusters,
+        decisions=found.informers.decisions,
+        unaffected=found.scheduling.unaffected,
+    )
+
+
 async def settle(found: World) -> list[str]:
     """Schedule until the decisions stop changing (Steady's pull is reached)."""
     before: list[str] | None = None
@@ -132,14 +144,7 @@ async def test_a_placement_left_alone_would_have_decided_the_same() -> None:
     skipped = woken = 0
     for _ in range(500):
         found = random_world(rng)
-        enqueuer = Enqueuer(
-            placements=found.informers.placements,
-            cluster_sets=found.informers.cluster_sets,
-            bindings=found.informers.bindings,
-            clusters=found.informers.clusters,
-            decisions=found.informers.decisions,
-            unaffected=found.scheduling.unaffected,
-        )
+        enqueuer = enqueuer_of(found)
         chosen = await settle(found)
         for _ in range(12):
             old = rng.choice(found.informers.clusters.store.objects())
@@ -200,14 +205,7 @@ async def test_a_placement_scoring_by_add_on_is_woken_since_its_scores_expire() 
     found.informers.scores._apply("ADDED", score("a", 100, soon))
     found.informers.scores._apply("ADDED", score("b", 50, None))
     found.informers.scores._apply("ADDED", score("c", -10, None))
-    enqueuer = Enqueuer(
-        placements=found.informers.placements,
-        cluster_sets=found.informers.cluster_sets,
-        bindings=found.informers.bindings,
-        clusters=found.informers.clusters,
-        decisions=found.informers.decisions,
-        unaffected=found.scheduling.unaffected,
-    )
+    enqueuer = enqueuer_of(found)
     assert await settle(found) == ["a"]
     found.clock.advance(120)  # a's score expires: it scores 0 now, b 50
     old = found.informers.clusters.store.get("c")
