@@ -5,6 +5,7 @@ from __future__ import annotations
 import typer
 
 from pyocm.cli import (
+    addons,
     agent,
     bench,
     clusters,
@@ -38,15 +39,18 @@ app.command("deny")(clusters.deny)
 app.command("sim")(sim.sim)
 
 app.add_typer(clustersets.app, name="clusterset")
+app.add_typer(addons.app, name="addon")
 
 get = typer.Typer(
-    help="Show hub objects: token, clusters, clustersets, works, placements.", no_args_is_help=True
+    help="Show hub objects: token, clusters, clustersets, works, placements, addon.",
+    no_args_is_help=True,
 )
 get.command("token")(token.get_token)
 get.command("clusters")(clusters.get_clusters)
 get.command("clustersets")(clustersets.get_clustersets)
 get.command("works")(works.get_works)
 get.command("placements")(placements.get_placements)
+get.command("addon")(addons.get_addons)
 app.add_typer(get, name="get")
 
 create = typer.Typer(help="Create hub objects: clusterset, work, placement.", no_args_is_help=True)
