@@ -52,15 +52,19 @@ def build_csr(
     *,
     common_name: str,
     organizations: Sequence[str] = (),
+    organizational_units: Sequence[str] = (),
     dns_names: Sequence[str] = (),
     ips: Sequence[str] = (),
 ) -> bytes:
-    """Return a PEM CSR signed by ``key`` for subject ``O=...,CN=common_name``.
+    """Return a PEM CSR signed by ``key`` for subject ``O=...,OU=...,CN=common_name``.
 
-    Organizations come before the CN, the order Go's CSR builder writes, so requests
-    from pyocm agents look like those from the OCM registration agent.
+    Organizations, then units, come before the CN, the order Go's CSR builder writes,
+    so requests from pyocm agents look like those from the OCM registration agent.
     """
     attributes = [x509.NameAttribute(NameOID.ORGANIZATION_NAME, o) for o in organizations]
+    attributes.extend(
+        x509.NameAttribute(NameOID.ORGANIZATIONAL_UNIT_NAME, u) for u in organizational_units
+    )
     # Unchecked length: Go's builder takes a CN over X.520's 64 characters, and add-on
     # agents' names (system:open-cluster-management:cluster:<c>:addon:<a>:agent:<x>) are.
     attributes.append(x509.NameAttribute(NameOID.COMMON_NAME, common_name, _validate=False))
@@ -135,6 +139,13 @@ def common_name(name: x509.Name) -> str:
 def organizations(name: x509.Name) -> tuple[str, ...]:
     """Every O attribute of the subject, in order."""
     return tuple(str(a.value) for a in name.get_attributes_for_oid(NameOID.ORGANIZATION_NAME))
+
+
+def organizational_units(name: x509.Name) -> tuple[str, ...]:
+    """Every OU attribute of the subject, in order."""
+    return tuple(
+        str(a.value) for a in name.get_attributes_for_oid(NameOID.ORGANIZATIONAL_UNIT_NAME)
+    )
 
 
 def _subject_alternative_names(

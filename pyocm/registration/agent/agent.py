@@ -33,10 +33,12 @@ from pyocm.base.clock import Clock, RealClock
 from pyocm.kube import names
 from pyocm.kube.status import ApiError
 from pyocm.registration.agent import certs, credentials
+from pyocm.registration.agent.addons.host import AddOnHost, KubeAddOnHost
+from pyocm.registration.agent.addons.registrar import AddOnRegistrar
 from pyocm.registration.agent.bootstrap import BootstrapSource
 from pyocm.registration.agent.errors import AgentError, AgentStopped, Rebootstrap
 from pyocm.registration.agent.hubcredential import HubCredentialProvider
-from pyocm.registration.agent.managed import ManagedSide
+from pyocm.registration.agent.managed import KubeManagedSide, ManagedSide
 from pyocm.registration.agent.options import AgentOptions
 from pyocm.registration.agent.running import LeaseSchedule, Session, SessionContext
 from pyocm.runtime.client import Api
@@ -56,8 +58,14 @@ class RegistrationAgent:
         options: AgentOptions | None = None,
         clock: Clock | None = None,
         on_state: Callable[[str], None] | None = None,
+        addon_host: AddOnHost | None = None,
     ) -> None:
         self.managed = managed
+        # Add-on agents' namespaces, Secrets and Leases: on a Kubernetes managed cluster
+        # its API; a managed side without one (the fleet simulator's) names its own host.
+        self.addon_host = addon_host or (
+            KubeAddOnHost(managed.api) if isinstance(managed, KubeManagedSide) else None
+        )
         self.options = options or AgentOptions()
         self.clock = clock or RealClock()
         self.state = "starting"
@@ -114,6 +122,7 @@ class RegistrationAgent:
             clock=self.clock,
             lease=self._lease,
             report=self._set_state,
+            addons=self._addons(provider.subject.cluster),
         )
         while True:
             await provider.current()
@@ -125,6 +134,18 @@ class RegistrationAgent:
             except AgentStopped as stop:
                 self._set_state(f"stopped: {stop.reason}")
                 return stop.reason
+
+    def _addons(self, cluster: str) -> AddOnRegistrar | None:
+        if self.addon_host is None or not self.options.addons.enabled:
+            return None
+        return AddOnRegistrar(
+            cluster=cluster,
+            host=self.addon_host,
+            clock=self.clock,
+            options=self.options.addons,
+            poll=self.options.poll,
+            expiration_seconds=self.options.expiration_seconds,
+        )
 
     async def identify(self) -> certs.Subject:
         record = await self.managed.load_identity()

@@ -27,7 +27,7 @@ from pyocm.api.models.certificates_v1 import (
     CertificateSigningRequestSpec,
 )
 from pyocm.pki import keys
-from pyocm.pki.csr import build_csr, common_name, organizations
+from pyocm.pki.csr import build_csr, common_name, organizational_units, organizations
 
 PREFIX = "system:open-cluster-management:"
 MANAGED_CLUSTERS_GROUP = "system:open-cluster-management:managed-clusters"
@@ -52,12 +52,16 @@ class CertificateRequest:
     labels: tuple[tuple[str, str], ...] = ()
     dns_names: tuple[str, ...] = ()
     expiration_seconds: int | None = None
+    #: OU: only an add-on's custom-signer subject has any.
+    organizational_units: tuple[str, ...] = ()
 
     def csr_name(self, key: keys.PrivateKey) -> str:
         digest = hashlib.sha256()
         digest.update(self.common_name.encode())
         for organization in sorted(self.organizations):
             digest.update(b"\0" + organization.encode())
+        for unit in sorted(self.organizational_units):
+            digest.update(b"\1" + unit.encode())
         digest.update(b"\0" + keys.public_key_der(key.public_key()))
         return f"{self.name_prefix}{digest.hexdigest()[:16]}"
 
@@ -67,6 +71,7 @@ class CertificateRequest:
             key,
             common_name=self.common_name,
             organizations=self.organizations,
+            organizational_units=self.organizational_units,
             dns_names=self.dns_names,
         )
         spec: CertificateSigningRequestSpec = {
@@ -84,10 +89,12 @@ class CertificateRequest:
         }
 
     def matches(self, cert: x509.Certificate) -> bool:
-        """Upstream's subject check: CN equal and the O set equal."""
-        return common_name(cert.subject) == self.common_name and set(
-            organizations(cert.subject)
-        ) == set(self.organizations)
+        """Upstream's subject check: CN equal, the O set and the OU set equal."""
+        return (
+            common_name(cert.subject) == self.common_name
+            and set(organizations(cert.subject)) == set(self.organizations)
+            and set(organizational_units(cert.subject)) == set(self.organizational_units)
+        )
 
 
 def addon_request(
@@ -95,18 +102,21 @@ def addon_request(
     cluster: str,
     addon: str,
     agent: str | None = None,
+    user: str = "",
     signer: str = SIGNER,
     groups: tuple[str, ...] | None = None,
+    organizational_units: tuple[str, ...] = (),
     labels: Mapping[str, str] | None = None,
     expiration_seconds: int | None = None,
 ) -> CertificateRequest:
     """An add-on agent's request with upstream's defaults (ocm-behaviour.md 1.13): user
     ``system:open-cluster-management:cluster:<c>:addon:<a>:agent:<agent>`` (agent defaults
-    to the add-on's name), group ``...:cluster:<c>:addon:<a>``, DNS name
-    ``<a>.addon.open-cluster-management.io``, name prefix ``addon-<c>-<a>-``."""
+    to the add-on's name) unless ``user`` names it, group ``...:cluster:<c>:addon:<a>``
+    unless ``groups`` are given, DNS name ``<a>.addon.open-cluster-management.io``, name
+    prefix ``addon-<c>-<a>-``."""
     scope = f"{PREFIX}cluster:{cluster}:addon:{addon}"
     return CertificateRequest(
-        common_name=f"{scope}:agent:{agent or addon}",
+        common_name=user or f"{scope}:agent:{agent or addon}",
         organizations=groups if groups is not None else (scope,),
         name_prefix=f"addon-{cluster}-{addon}-",
         signer=signer,
@@ -117,6 +127,7 @@ def addon_request(
         ),
         dns_names=(f"{addon}.addon.open-cluster-management.io",),
         expiration_seconds=expiration_seconds,
+        organizational_units=organizational_units,
     )
 
 

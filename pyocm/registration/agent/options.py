@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from pyocm.registration.agent.addons.options import AddOnOptions
 from pyocm.registration.agent.status import ClaimOptions
 
 
@@ -25,3 +26,5 @@ class AgentOptions:
     bootstrap_secret: str = "bootstrap-hub-kubeconfig"
     #: How often a bootstrap kubeconfig kept in a Secret is checked for changes.
     bootstrap_check: float = 10.0
+    #: Add-on registration and Lease health (upstream's AddonManagement gate).
+    addons: AddOnOptions = field(default_factory=AddOnOptions)

@@ -27,6 +27,7 @@ from pyocm.base.clock import Clock
 from pyocm.kube import kinds, patches, timefmt
 from pyocm.kube.status import ApiError
 from pyocm.registration.agent import namespaces
+from pyocm.registration.agent.addons.registrar import AddOnRegistrar
 from pyocm.registration.agent.errors import AgentStopped, Rebootstrap
 from pyocm.registration.agent.hubcredential import HubCredentialProvider
 from pyocm.registration.agent.labels import LabelPublisher
@@ -42,6 +43,9 @@ from pyocm.runtime.informer import Informer
 log = logging.getLogger(__name__)
 LEASE = "managed-cluster-lease"
 SESSION_CONNECTIONS = 2
+#: The add-on side's own pool: one connection held by its watch of the cluster's
+#: ManagedClusterAddOns, one for CSRs and status patches.
+ADDON_CONNECTIONS = 2
 DEFAULT_LEASE_SECONDS = 60
 #: coordination.k8s.io/v1 LeaseSpec, for reading a Lease another writer may have stored
 #: with fields of the wrong type (a kube-apiserver types Leases; an old pyocm did not).
@@ -102,6 +106,8 @@ class SessionContext:
     clock: Clock
     lease: LeaseSchedule
     report: Callable[[str], None]
+    #: Add-on registration and health (None: this agent registers no add-ons).
+    addons: AddOnRegistrar | None = None
 
 
 class Session:
@@ -149,6 +155,8 @@ class Session:
                 self._rotate(),
                 self._bootstrap_watch(),
             ]
+            if self.context.addons is not None:
+                jobs.append(self._addons(self.context.addons))
             tasks = [asyncio.create_task(job) for job in jobs]
             try:
                 done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
@@ -160,6 +168,10 @@ class Session:
                 # gather, not a suppress per task: a cancellation of this session while it
                 # waits here must propagate, or the agent would start another session.
                 await asyncio.gather(*tasks, return_exceptions=True)
+
+    async def _addons(self, addons: AddOnRegistrar) -> None:
+        async with self.credentials.client(max_connections=ADDON_CONNECTIONS) as api:
+            await addons.run(api, hub=self.credentials.credential.hub)
 
     async def _bootstrap_watch(self) -> None:
         await self.credentials.bootstrap.changed()
