@@ -4,12 +4,26 @@ The schema does the work: unknown fields are pruned (reported for ``fieldValidat
 defaults are applied on every write and every read, and the object is validated with
 every error reported by field path. Custom resources need ``metadata.resourceVersion``
 on update, and track ``metadata.generation``.
+
+Objects are stored in the CRD's storage version and served in the requested one, as
+kube-apiserver's codec does it: the store hands the strategy each object it writes
+(:meth:`CustomResourceStrategy.to_storage`) and each object it reads
+(:meth:`CustomResourceStrategy.from_storage`, behind get, list, watch, and the current
+object a patch or apply starts from), and the strategy converts with the kind's converter
+from :mod:`pyocm.apiserver.conversion`. A stored object is first defaulted by the schema
+of the version it is stored in (kube-apiserver applies storage-version defaults when it
+reads from etcd), then converted; so a ManagedClusterAddOn created in v1beta1 shows the
+v1alpha1 ``installNamespace`` default as its ``v1alpha1-install-namespace`` annotation, as
+on an upstream hub.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
+from pyocm.apiserver import conversion
 from pyocm.apiserver.apiextensions import defaulting, pruning, validation
 from pyocm.apiserver.apiextensions.schema import CompiledSchema
 from pyocm.apiserver.registry.printing import custom_resource_columns
@@ -19,6 +33,17 @@ from pyocm.kube import status
 from pyocm.kube.status import FieldError
 
 CRD_GROUP = "apiextensions.k8s.io"
+
+
+@dataclass(frozen=True)
+class Versions:
+    """What the served versions of one CRD share: where objects are stored, each
+    version's schema (for the defaults of a stored object's own version) and the kind's
+    converter."""
+
+    storage: str
+    schemas: Mapping[str, CompiledSchema | None]
+    convert: conversion.Converter
 
 
 class CustomResourceStrategy(Strategy):
@@ -34,10 +59,14 @@ class CustomResourceStrategy(Strategy):
         schema: CompiledSchema | None,
         subresources: tuple[str, ...],
         terminating: bool = False,
+        version: str = "",
+        versions: Versions | None = None,
     ) -> None:
         self.subresources = subresources
         self._kind = kind
         self._schema = schema
+        self._version = version
+        self._versions = versions
         self._terminating = terminating
         super().__init__()
 
@@ -78,6 +107,24 @@ class CustomResourceStrategy(Strategy):
         if self._schema is not None:
             defaulting.apply_defaults(obj, self._schema)
 
+    def to_storage(self, obj: Obj) -> Obj:
+        """``obj`` (in whichever version its apiVersion names) in the storage version."""
+        versions = self._versions
+        if versions is None or not versions.storage:
+            return obj
+        return versions.convert(obj, versions.storage)
+
+    def from_storage(self, obj: Obj) -> Obj:
+        """A stored object, defaulted in its own version, converted to the served one."""
+        versions = self._versions
+        stored = conversion.version_of(obj)
+        if versions is None or not self._version or stored == self._version:
+            return obj
+        schema = versions.schemas.get(stored)
+        if schema is not None:
+            defaulting.apply_defaults(obj, schema)
+        return versions.convert(obj, self._version)
+
 
 def resources_for(crd: Obj) -> list[ResourceInfo]:
     """One ResourceInfo per served version of ``crd`` (all sharing one storage prefix)."""
@@ -86,12 +133,20 @@ def resources_for(crd: Obj) -> list[ResourceInfo]:
     group = str(spec.get("group") or "")
     scope = spec.get("scope")
     kind = str(names.get("kind") or "")
+    schemas = {
+        str(version.get("name")): _compile(version) for version in spec.get("versions") or []
+    }
+    versions = Versions(
+        storage=storage_version(crd),
+        schemas=schemas,
+        convert=conversion.converter_for(group, kind),
+    )
     out = []
     for version in spec.get("versions") or []:
         if not version.get("served"):
             continue
         schema_doc = ((version.get("schema") or {}).get("openAPIV3Schema")) or None
-        compiled = CompiledSchema.from_openapi(schema_doc) if schema_doc else None
+        compiled = schemas[str(version.get("name"))]
         subs: list[SubresourceInfo] = []
         sub_spec = version.get("subresources") or {}
         if "status" in sub_spec:
@@ -105,6 +160,8 @@ def resources_for(crd: Obj) -> list[ResourceInfo]:
             schema=compiled,
             subresources=tuple(s.name for s in subs if s.name == STATUS),
             terminating=bool((crd.get("metadata") or {}).get("deletionTimestamp")),
+            version=str(version["name"]),
+            versions=versions,
         )
         out.append(
             ResourceInfo(
@@ -124,6 +181,11 @@ def resources_for(crd: Obj) -> list[ResourceInfo]:
             )
         )
     return out
+
+
+def _compile(version: Obj) -> CompiledSchema | None:
+    schema_doc = ((version.get("schema") or {}).get("openAPIV3Schema")) or None
+    return CompiledSchema.from_openapi(schema_doc) if schema_doc else None
 
 
 def established(crd: Obj) -> bool:
