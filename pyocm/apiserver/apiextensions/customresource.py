@@ -41,6 +41,7 @@ class Versions:
     version's schema (for the defaults of a stored object's own version) and the kind's
     converter."""
 
+    group: str
     storage: str
     schemas: Mapping[str, CompiledSchema | None]
     convert: conversion.Converter
@@ -108,10 +109,13 @@ class CustomResourceStrategy(Strategy):
             defaulting.apply_defaults(obj, self._schema)
 
     def to_storage(self, obj: Obj) -> Obj:
-        """``obj`` (in whichever version its apiVersion names) in the storage version."""
+        """``obj`` (in whichever version its apiVersion names; without one, in this
+        resource's) in the storage version."""
         versions = self._versions
         if versions is None or not versions.storage:
             return obj
+        if not conversion.version_of(obj) and self._version:
+            obj = {**obj, "apiVersion": f"{versions.group}/{self._version}"}
         return versions.convert(obj, versions.storage)
 
     def from_storage(self, obj: Obj) -> Obj:
@@ -137,6 +141,7 @@ def resources_for(crd: Obj) -> list[ResourceInfo]:
         str(version.get("name")): _compile(version) for version in spec.get("versions") or []
     }
     versions = Versions(
+        group=group,
         storage=storage_version(crd),
         schemas=schemas,
         convert=conversion.converter_for(group, kind),
