@@ -239,31 +239,44 @@ class AddOnRegistrar:
         grace = timedelta(seconds=self.options.lease_grace)
         while True:
             self._new_addon.clear()
+            period = self.options.health_period
             for obj in informer.store.objects():
                 addon = models.view(ManagedClusterAddOn, self.reader.clean(obj))
                 if not health.lease_mode(addon):
                     continue
                 try:
                     await self._check_lease(addon, grace)
-                except (ApiError, ApiConnectionError) as err:
+                except ApiError as err:
+                    if err.code != 409:
+                        log.warning("agent: add-on %s health: %s", addon["metadata"]["name"], err)
+                    # 409: the MCA changed since the cache's copy (its mode too, maybe):
+                    # look again with the watch's news, as upstream's requeue does.
+                    period = min(period, self.poll)
+                except ApiConnectionError as err:
                     log.warning("agent: add-on %s health: %s", addon["metadata"]["name"], err)
             # A new add-on is looked at at once; upstream's waits for the next period.
-            await first(self._new_addon.wait(), self.clock.sleep(self.options.health_period))
+            await first(self._new_addon.wait(), self.clock.sleep(period))
 
     async def _check_lease(self, addon: ManagedClusterAddOn, grace: timedelta) -> None:
         name = addon["metadata"]["name"]
         lease = await self.host.lease(config.install_namespace(addon), name)
         status, reason, message = health.available(addon, lease, now=self.clock.now(), grace=grace)
         await self._set_condition(
-            name, type=wellknown.ADDON_AVAILABLE, status=status, reason=reason, message=message
+            name,
+            type=wellknown.ADDON_AVAILABLE,
+            status=status,
+            reason=reason,
+            message=message,
+            retry=False,
         )
 
     # -- status ---------------------------------------------------------------------
 
     async def _set_condition(
-        self, name: str, *, type: str, status: str, reason: str, message: str
+        self, name: str, *, type: str, status: str, reason: str, message: str, retry: bool = True
     ) -> None:
-        """Set one condition on the MCA (as cached; read again after a Conflict)."""
+        """Set one condition on the MCA as cached; after a Conflict, on the MCA read again
+        (``retry``) or not at all (the caller decides again on fresh state)."""
         assert self._api is not None
         api = self._api
         informer = self._informer
@@ -296,4 +309,7 @@ class AddOnRegistrar:
                 if err.code != 404:  # deleted meanwhile: nothing to report on
                     raise
 
-        await retry_on_conflict(attempt, clock=self.clock)
+        if retry:
+            await retry_on_conflict(attempt, clock=self.clock)
+        else:
+            await attempt()
