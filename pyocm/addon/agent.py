@@ -20,6 +20,14 @@ from typing import Any, Protocol
 
 from pyocm.api.models.addon_v1beta1 import ManagedClusterAddOn
 from pyocm.api.models.cluster_v1 import ManagedCluster
+from pyocm.api.models.work_v1 import ManifestWorkSpecManifestConfig as ManifestConfig
+from pyocm.api.models.work_v1 import ManifestWorkSpecManifestConfigFeedbackRule as FeedbackRule
+from pyocm.api.models.work_v1 import (
+    ManifestWorkSpecManifestConfigResourceIdentifier as ResourceIdentifier,
+)
+from pyocm.api.models.work_v1 import (
+    ManifestWorkStatusResourceStatusManifestStatusFeedback as StatusFeedback,
+)
 from pyocm.runtime.client import Api
 
 Obj = dict[str, Any]
@@ -124,6 +132,41 @@ class HealthProberType(StrEnum):
 
 
 @dataclass(frozen=True)
+class ProbeField:
+    """``ProbeField``: the status feedback the work agent is asked for about one
+    deployed resource (``name`` and ``namespace`` may hold ``*`` wildcards)."""
+
+    resource: ResourceIdentifier
+    rules: Sequence[FeedbackRule]
+
+
+@dataclass(frozen=True)
+class FieldResult:
+    """``FieldResult``: the feedback the work agent returned for one resource."""
+
+    resource: ResourceIdentifier
+    feedback: StatusFeedback
+
+
+class Unhealthy(Exception):
+    """What a :data:`HealthChecker` raises: the add-on is unavailable, for this reason."""
+
+
+#: ``AddonHealthCheckerFunc``: judge the probe results; raise :class:`Unhealthy` if the
+#: add-on is not available.
+HealthChecker = Callable[[Sequence[FieldResult], ManagedCluster, ManagedClusterAddOn], None]
+
+
+@dataclass(frozen=True)
+class WorkHealthProber:
+    """``WorkHealthProber``, for the ``Work`` prober: what feedback to ask for and how
+    to judge it (no checker: any result is available)."""
+
+    probe_fields: Sequence[ProbeField] = ()
+    health_checker: HealthChecker | None = None
+
+
+@dataclass(frozen=True)
 class ConfigGVR:
     """A configuration kind the add-on reads (``SupportedConfigGVRs``)."""
 
@@ -141,11 +184,16 @@ ADDON_DEPLOYMENT_CONFIG = ConfigGVR(
 @dataclass(frozen=True)
 class AgentAddonOptions:
     """``AgentAddonOptions``: ``health`` None leaves health to the spoke's Lease check
-    (mode unchanged, as upstream's nil HealthProber)."""
+    (mode unchanged, as upstream's nil HealthProber); ``work_prober`` is the
+    ``HealthProber.WorkProber`` of a ``Work`` prober (without one, the add-on is
+    Available once its works exist, as upstream); ``manifest_configs`` are merged into
+    the deploy works' ``manifestConfigs`` (``ManifestConfigs``)."""
 
     name: str
     registration: RegistrationOption | None = None
     health: HealthProberType | None = None
+    work_prober: WorkHealthProber | None = None
+    manifest_configs: Sequence[ManifestConfig] = field(default_factory=tuple)
     install_namespace: InstallNamespace | None = None
     supported_configs: Sequence[ConfigGVR] = field(default_factory=tuple)
     config_check: bool = False
