@@ -77,6 +77,8 @@ class RegistrationController:
         options = agent.options()
         desired = copy.deepcopy(addon.get("status", {}))
         desired["supportedConfigs"] = st.supported_configs(options)
+        # What was decided is written even when a step fails (a permission error's
+        # condition, the supported configs), as upstream patches before returning it.
         try:
             await self._registration(
                 options, models.view(ManagedCluster, copy.deepcopy(cluster)), addon, desired
