@@ -1,0 +1,155 @@
+"""The helloworld add-on as the hub's add-on manager sees it (upstream's
+``examples/helloworld/helloworld.go``): its agent's manifests, its registration (one
+KubeClient certificate, approved by the default rules), what the agent may do on the
+hub, and health by the agent's Lease.
+
+The agent may read ConfigMaps and its ManagedClusterAddOn in its cluster's namespace
+(upstream's example grants the same through a Role; here a ClusterRole bound in each
+cluster's namespace by a RoleBinding the ManagedClusterAddOn owns, so disabling the
+add-on takes the grant away too).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pyocm.addon.agent import (
+    ADDON_DEPLOYMENT_CONFIG,
+    AgentAddonOptions,
+    RegistrationOption,
+    kube_client_configurations,
+)
+from pyocm.addon.registration.approve import default_csr_approver
+from pyocm.addon.registration.permissions import CurrentCluster, hub_permissions
+from pyocm.api import wellknown
+from pyocm.api.models.addon_v1beta1 import ManagedClusterAddOn
+from pyocm.api.models.cluster_v1 import ManagedCluster
+from pyocm.kube import kinds
+from pyocm.runtime.client import Api
+from pyocm.runtime.ensure import ensure
+
+from . import ADDON_NAME, INSTALL_NAMESPACE
+
+Obj = dict[str, Any]
+#: The user the agent's certificate names: ``...:addon:helloworld:agent:<AGENT_NAME>``.
+AGENT_NAME = "helloworld-agent"
+#: The image of the agent's Deployment (the command inside is ``pyocm addon agent``).
+IMAGE = "quay.io/open-cluster-management/helloworld-addon:latest"
+#: The ClusterRole the agent is granted in its cluster's namespace on the hub.
+HUB_ROLE = "open-cluster-management:helloworld:agent"
+INSTALL_NAMESPACE_ANNOTATION = "addon.open-cluster-management.io/v1alpha1-install-namespace"
+
+
+def hub_role() -> Obj:
+    rules = [
+        {"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get", "list", "watch"]},
+        {
+            "apiGroups": [wellknown.ADDON_GROUP],
+            "resources": ["managedclusteraddons"],
+            "verbs": ["get", "list", "watch"],
+        },
+    ]
+    return {"metadata": {"name": HUB_ROLE}, "rules": rules}
+
+
+async def install_hub_role(api: Api) -> None:
+    """The ClusterRole the add-on's RoleBindings refer to (its manager makes it once)."""
+    await ensure(api, kinds.CLUSTER_ROLE, hub_role())
+
+
+class Helloworld:
+    """The helloworld :class:`~pyocm.addon.agent.AgentAddon`."""
+
+    def __init__(self, *, image: str = IMAGE) -> None:
+        self.image = image
+
+    def options(self) -> AgentAddonOptions:
+        registration = RegistrationOption(
+            configurations=kube_client_configurations(ADDON_NAME, AGENT_NAME),
+            approve=default_csr_approver(AGENT_NAME),
+            permissions=hub_permissions(CurrentCluster(HUB_ROLE)),
+        )
+        # No health prober: the agent's Lease tells (mode Lease), as upstream's example.
+        return AgentAddonOptions(
+            name=ADDON_NAME,
+            registration=registration,
+            install_namespace=_install_namespace,
+            supported_configs=(ADDON_DEPLOYMENT_CONFIG,),
+        )
+
+    async def manifests(self, cluster: ManagedCluster, addon: ManagedClusterAddOn) -> list[Obj]:
+        namespace = install_namespace(addon)
+        return [
+            _service_account(namespace),
+            _cluster_role_binding(namespace),
+            self._deployment(cluster["metadata"]["name"], namespace, addon["metadata"]["name"]),
+        ]
+
+    def _deployment(self, cluster: str, namespace: str, addon: str) -> Obj:
+        labels = {"app": "helloworld-agent"}
+        container = {
+            "name": "helloworld-agent",
+            "image": self.image,
+            "imagePullPolicy": "IfNotPresent",
+            "args": [
+                "pyocm",
+                "addon",
+                "agent",
+                ADDON_NAME,
+                "--hub-kubeconfig=/var/run/hub/kubeconfig",
+                f"--cluster-name={cluster}",
+                f"--addon-namespace={namespace}",
+            ],
+            "volumeMounts": [{"name": "hub-config", "mountPath": "/var/run/hub"}],
+        }
+        pod = {
+            "metadata": {"labels": labels},
+            "spec": {
+                "serviceAccountName": "helloworld-agent-sa",
+                "volumes": [
+                    {"name": "hub-config", "secret": {"secretName": f"{addon}-hub-kubeconfig"}}
+                ],
+                "containers": [container],
+            },
+        }
+        return {
+            "apiVersion": "apps/v1",
+            "kind": "Deployment",
+            "metadata": {"name": "helloworld-agent", "namespace": namespace, "labels": labels},
+            "spec": {"replicas": 1, "selector": {"matchLabels": labels}, "template": pod},
+        }
+
+
+def install_namespace(addon: ManagedClusterAddOn) -> str:
+    """The MCA's install namespace (kept in an annotation in v1beta1), else ``default``."""
+    annotations = addon.get("metadata", {}).get("annotations") or {}
+    return annotations.get(INSTALL_NAMESPACE_ANNOTATION) or INSTALL_NAMESPACE
+
+
+async def _install_namespace(_api: Api, addon: ManagedClusterAddOn) -> str:
+    # Where the agent runs is where its registration's Secret must be written.
+    return install_namespace(addon)
+
+
+def _service_account(namespace: str) -> Obj:
+    return {
+        "apiVersion": "v1",
+        "kind": "ServiceAccount",
+        "metadata": {"name": "helloworld-agent-sa", "namespace": namespace},
+    }
+
+
+def _cluster_role_binding(namespace: str) -> Obj:
+    return {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "ClusterRoleBinding",
+        "metadata": {"name": "helloworld-agent"},
+        "roleRef": {
+            "apiGroup": "rbac.authorization.k8s.io",
+            "kind": "ClusterRole",
+            "name": "cluster-admin",
+        },
+        "subjects": [
+            {"kind": "ServiceAccount", "name": "helloworld-agent-sa", "namespace": namespace}
+        ],
+    }
