@@ -121,8 +121,13 @@ class CustomResourceStrategy(Strategy):
     def from_storage(self, obj: Obj) -> Obj:
         """A stored object, defaulted in its own version, converted to the served one."""
         versions = self._versions
+        if versions is None or not self._version:
+            return obj
         stored = conversion.version_of(obj)
-        if versions is None or not self._version or stored == self._version:
+        if not stored:  # stored without apiVersion: it is in the storage version
+            stored = versions.storage
+            obj["apiVersion"] = f"{versions.group}/{stored}"
+        if stored == self._version:
             return obj
         schema = versions.schemas.get(stored)
         if schema is not None:

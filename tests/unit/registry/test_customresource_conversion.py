@@ -184,3 +184,14 @@ async def test_watch_events_in_the_watched_version(store: Store, version: str) -
         assert event.object["spec"]["installNamespace"] == "ns"
         assert "annotations" not in event.object["metadata"]
     await events.aclose()
+
+
+async def test_an_object_stored_without_api_version_is_in_the_storage_version(
+    store: Store,
+) -> None:
+    info = MCA["v1beta1"]
+    bare = {"metadata": {"name": "bare", "namespace": "c1"}, "spec": {"installNamespace": "x"}}
+    await store.backend.create(info.key(namespace="c1", name="bare"), orjson.dumps(bare))
+    beta = await store.get(info, namespace="c1", name="bare")
+    assert beta["apiVersion"] == f"{GROUP}/v1beta1"
+    assert beta["metadata"]["annotations"] == {ANNOTATION: "x"}
