@@ -111,6 +111,7 @@ class DeployController:
     async def apply_work(self, work: ManifestWork) -> ManifestWork:
         """Create or update ``work`` unless it already is as wanted; the work as it now is."""
         found = self.cached_work(work)
+        works.with_server_defaults(work)
         written = await applier.apply(self._api, work, found)
         return written if written is not None else found  # type: ignore[return-value]
 

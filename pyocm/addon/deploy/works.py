@@ -149,6 +149,27 @@ def _work_meta(mca: ManagedClusterAddOn, name: str) -> ObjectMeta:
     }
 
 
+def with_server_defaults(work: ManifestWork) -> ManifestWork:
+    """``work`` with the defaults the ManifestWork CRD gives its spec filled in, so it
+    compares equal to the stored work it would become and an unchanged work is never
+    written again (upstream's applier gets there with a cache of what it wrote)."""
+    spec = work.get("spec", {})
+    if "deleteOption" in spec:
+        spec["deleteOption"].setdefault("propagationPolicy", "Foreground")
+    for config in spec.get("manifestConfigs") or []:
+        config.setdefault("feedbackScrapeType", "Poll")
+        strategy = config.get("updateStrategy")
+        if strategy is None:
+            continue
+        strategy.setdefault("type", "Update")
+        server_side = strategy.get("serverSideApply")
+        if server_side is not None:
+            server_side.setdefault("fieldManager", "work-agent")
+            for ignored in server_side.get("ignoreFields") or []:
+                ignored.setdefault("condition", "OnSpokePresent")
+    return work
+
+
 def build_deploy_works(
     mca: ManagedClusterAddOn,
     objects: Sequence[Obj],
