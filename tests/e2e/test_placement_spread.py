@@ -14,6 +14,7 @@ from pyocm.api import kinds as ocm
 from pyocm.runtime.client import Api
 from tests.e2e import test_placement_scheduling as scheduling
 from tests.e2e.test_placement_scheduling import Fleet
+from tests.support import eventually
 
 # The scheduling tests' fixtures: the session's hub with its controllers, and a Fleet.
 hub = scheduling.hub
@@ -92,8 +93,12 @@ async def test_claim_key_without_number_of_clusters(fleet: Fleet, api: Api) -> N
     # ScheduleAnyway (the default): every cluster, n0 too.
     await change(fleet, "p", spreadPolicy=spread(constraint(ZONE_CLAIM, "Claim", maxSkew=1)))
     await fleet.wait_chosen("p", [n0, x1, x2, x3, y1])
-    found = await api.get(ocm.PLACEMENT, "p", namespace=fleet.namespace)
-    assert found["status"]["numberOfSelectedClusters"] == 5
+
+    async def counted() -> bool:  # the status is written after the decisions
+        found = await api.get(ocm.PLACEMENT, "p", namespace=fleet.namespace)
+        return bool(found["status"]["numberOfSelectedClusters"] == 5)
+
+    await eventually(counted)
 
 
 async def test_constraints_nest_a_claim_within_a_label(fleet: Fleet) -> None:
