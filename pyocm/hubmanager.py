@@ -3,18 +3,26 @@ and ``pyocm up`` run. Each feature adds its controllers here; none imports anoth
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import logging
+from collections.abc import Mapping, Sequence
 
+from pyocm.addon.agent import AgentAddon
+from pyocm.addon.builtin import addons_named, install_cluster_management_addons
+from pyocm.addon.manager import add_addon_controllers, addon_approver
 from pyocm.base.clock import Clock
 from pyocm.clustersets.controllers import add_clusterset_controllers
+from pyocm.kube.status import ApiError
 from pyocm.placement.manager import EVENT_SOURCE, add_placement_controllers
 from pyocm.registration.hub.approvers import CsrApprover
 from pyocm.registration.hub.manager import HubOptions, build_hub_manager
 from pyocm.registration.hub.signers import SignerRegistry
 from pyocm.runtime.client import Api
+from pyocm.runtime.errors import ApiConnectionError
 from pyocm.runtime.events import Recorder
 from pyocm.runtime.manager import Manager
 from pyocm.work.hub.gc import add_work_controllers
+
+log = logging.getLogger(__name__)
 
 
 def build(
@@ -24,13 +32,18 @@ def build(
     clock: Clock | None = None,
     approvers: Sequence[CsrApprover] = (),
     signers: SignerRegistry | None = None,
+    addons: Mapping[str, AgentAddon] | None = None,
 ) -> Manager:
-    """``approvers`` and ``signers``: an add-on's CSR rules and custom signers
-    (:func:`~pyocm.registration.hub.manager.build_hub_manager`)."""
+    """``approvers`` and ``signers``: more CSR rules and custom signers
+    (:func:`~pyocm.registration.hub.manager.build_hub_manager`); ``addons``: the add-ons
+    pyocm implements that this hub runs, by name (:mod:`pyocm.addon.builtin`). The
+    add-on manager itself runs unless the ``AddonManagement`` gate is off."""
     options = options or HubOptions()
-    manager = build_hub_manager(
-        api, options=options, clock=clock, approvers=approvers, signers=signers
-    )
+    addons = dict(addons if addons is not None else addons_named(options.addons))
+    managing = options.gate("AddonManagement")
+    approver = addon_approver(addons)
+    chain = [*approvers, approver] if managing and addons else list(approvers)
+    manager = build_hub_manager(api, options=options, clock=clock, approvers=chain, signers=signers)
     recorder = Recorder(
         api, controller="clusterset-controller", instance=options.identity, clock=manager.clock
     )
@@ -44,4 +57,19 @@ def build(
             api, controller=EVENT_SOURCE, instance=options.identity, clock=manager.clock
         ),
     )
+    if managing:
+        add_addon_controllers(manager, addons=addons, approver=approver, identity=options.identity)
+        if addons:
+
+            async def install() -> None:
+                # Until it is done: a hub still starting (or a denied write) is retried.
+                while True:
+                    try:
+                        await install_cluster_management_addons(manager.api, addons)
+                        return
+                    except (ApiError, ApiConnectionError) as err:
+                        log.warning("built-in ClusterManagementAddOns not created yet: %s", err)
+                        await manager.clock.sleep(5.0)
+
+            manager.add("built-in ClusterManagementAddOns", install)
     return manager

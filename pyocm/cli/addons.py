@@ -18,6 +18,7 @@ cluster, and exits 1.
 from __future__ import annotations
 
 import json
+import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -27,9 +28,12 @@ import yaml
 from rich.console import Console
 from rich.table import Table
 
+from pyocm.addon import helloworld
+from pyocm.addon.helloworld.agent import AgentOptions, HelloworldAgent
+from pyocm.addon.secretvolume import SecretVolume, run_with_secret
 from pyocm.api import catalog, conditions, shapes, wellknown
 from pyocm.api import kinds as ocm
-from pyocm.cli.common import KUBECONFIG_HELP, connect, fail, run
+from pyocm.cli.common import KUBECONFIG_HELP, connect, fail, run, setup_logging, until_signal
 from pyocm.kube import kinds, names
 from pyocm.kube.kinds import Kind
 from pyocm.kube.status import ApiError
@@ -234,6 +238,58 @@ async def _enabled_on(api: Api, addon: str) -> list[str]:
         str(shapes.mapping(item.get("metadata")).get("namespace", ""))
         for item in shapes.objects(listed.get("items"))
     )
+
+
+# --- agent -------------------------------------------------------------------------------
+
+
+@app.command("agent")
+def agent(
+    name: str = typer.Argument(..., help="The add-on whose agent to run: helloworld."),
+    cluster_name: str = typer.Option(..., "--cluster-name", help="The managed cluster's name."),
+    addon_namespace: str = typer.Option(
+        helloworld.INSTALL_NAMESPACE, "--addon-namespace", help="The agent's install namespace."
+    ),
+    kubeconfig: Path = typer.Option(
+        None, "--kubeconfig", help="The managed cluster's kubeconfig (default: $KUBECONFIG)."
+    ),
+    hub_kubeconfig: Path = typer.Option(
+        None,
+        "--hub-kubeconfig",
+        help="The hub kubeconfig the add-on's registration issued, as files (default: read"
+        " the <addon>-hub-kubeconfig Secret on the managed cluster, and follow its rotation).",
+    ),
+    log_level: str = typer.Option("INFO", "--log-level"),
+) -> None:
+    """Run an add-on's agent as a process against a managed cluster, with the hub
+    credential its registration issued (what the agent's Deployment runs)."""
+    if name != helloworld.ADDON_NAME:
+        fail(f'unknown add-on agent "{name}" (pyocm has: {helloworld.ADDON_NAME})', code=2)
+    setup_logging(log_level)
+    options = AgentOptions(cluster=cluster_name, namespace=addon_namespace, addon=name)
+    run(until_signal(_run_agent(kubeconfig, hub_kubeconfig, options)))
+
+
+async def _run_agent(
+    kubeconfig: Path | None, hub_kubeconfig: Path | None, options: AgentOptions
+) -> None:
+    async with connect(kubeconfig) as spoke:
+
+        async def with_hub(path: Path) -> None:
+            async with Api.from_kubeconfig(path) as hub:
+                await HelloworldAgent(hub=hub, spoke=spoke, options=options).run()
+
+        if hub_kubeconfig is not None:
+            await with_hub(hub_kubeconfig)
+            return
+        with tempfile.TemporaryDirectory(prefix=f"pyocm-{options.addon}-hub-") as root:
+            volume = SecretVolume(
+                spoke,
+                namespace=options.namespace,
+                name=f"{options.addon}-hub-kubeconfig",
+                directory=Path(root) / "hub-kubeconfig",
+            )
+            await run_with_secret(volume, lambda path: with_hub(path / "kubeconfig"))
 
 
 # --- get ---------------------------------------------------------------------------------

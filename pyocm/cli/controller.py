@@ -10,7 +10,7 @@ import typer
 
 from pyocm import hubmanager
 from pyocm.cli.common import KUBECONFIG_HELP, connect, fail, run, setup_logging, until_signal
-from pyocm.cli.hub import parse_feature_gates
+from pyocm.cli.hub import parse_addons, parse_feature_gates
 from pyocm.cli.metricsserver import DISABLED, parse_bind_address, serving_metrics
 from pyocm.cli.metricsserver import HELP as METRICS_HELP
 from pyocm.kube import kinds
@@ -37,6 +37,9 @@ def controller(
         "", "--feature-gates", help="Comma-separated Gate=true|false."
     ),
     auto_approved_csr_users: str = typer.Option("", "--auto-approved-csr-users"),
+    addons: str = typer.Option(
+        "", "--addons", help="Comma-separated add-ons pyocm implements to run, e.g. helloworld."
+    ),
     metrics_bind_address: str = typer.Option(DISABLED, "--metrics-bind-address", help=METRICS_HELP),
     log_level: str = typer.Option("INFO", "--log-level"),
 ) -> None:
@@ -44,6 +47,7 @@ def controller(
     setup_logging(log_level)
     try:
         gates = parse_feature_gates(feature_gates)
+        addon_names = parse_addons(addons)
     except ValueError as err:
         fail(str(err), code=2)
     try:
@@ -52,7 +56,9 @@ def controller(
         fail(f"--metrics-bind-address: {err}", code=2)
     users = tuple(u.strip() for u in auto_approved_csr_users.split(",") if u.strip())
     identity = f"{socket.gethostname()}_{uuid.uuid4()}"
-    options = HubOptions(identity=identity, feature_gates=gates, auto_approved_users=users)
+    options = HubOptions(
+        identity=identity, feature_gates=gates, auto_approved_users=users, addons=addon_names
+    )
     try:
         run(
             until_signal(

@@ -16,6 +16,7 @@ from typing import NoReturn
 import typer
 
 from pyocm import hubmanager
+from pyocm.addon.builtin import addons_named
 from pyocm.apiserver.config import ServerConfig, default_data_dir, parse_listen
 from pyocm.apiserver.server import HubServer
 from pyocm.apiserver.storage.errors import StorageError
@@ -97,6 +98,11 @@ def hub(
         min=1,
         help="Most bytes a ManifestWork's manifests may take together (upstream's work webhook flag).",
     ),
+    addons: str = typer.Option(
+        "",
+        "--addons",
+        help="Comma-separated add-ons pyocm implements to run on this hub, e.g. helloworld.",
+    ),
     log_level: str = typer.Option("INFO", "--log-level"),
 ) -> None:
     """Run a hub API server in the foreground until Ctrl-C or SIGTERM."""
@@ -107,6 +113,7 @@ def hub(
         host, port = parse_listen(listen)
         duration = parse_duration(cluster_signing_duration)
         gates = parse_feature_gates(feature_gates)
+        addon_names = parse_addons(addons)
     except ValueError as err:
         _fail(str(err))
     if sqlite_synchronous.upper() not in ("FULL", "NORMAL"):
@@ -128,7 +135,7 @@ def hub(
     options = None
     if controllers:
         users = tuple(user.strip() for user in auto_approved_csr_users.split(",") if user.strip())
-        options = HubOptions(feature_gates=gates, auto_approved_users=users)
+        options = HubOptions(feature_gates=gates, auto_approved_users=users, addons=addon_names)
     try:
         _run(config, options)
     except (OSError, StorageError) as err:  # a busy port; a full disk, a damaged store
@@ -156,6 +163,13 @@ def parse_duration(text: str) -> timedelta:
     if number or total <= 0:
         raise ValueError(f"invalid duration {text!r}: use forms like 8760h, 30m or 1h30m")
     return timedelta(seconds=total)
+
+
+def parse_addons(text: str) -> tuple[str, ...]:
+    """``--addons``: built-in add-on names (ValueError naming an unknown one)."""
+    names = tuple(dict.fromkeys(part.strip() for part in text.split(",") if part.strip()))
+    addons_named(names)  # refuses unknown names
+    return names
 
 
 def parse_feature_gates(text: str) -> dict[str, bool]:

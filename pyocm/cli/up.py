@@ -30,6 +30,7 @@ from pyocm.cli.common import (
     setup_logging,
     until_signal,
 )
+from pyocm.cli.hub import parse_addons
 from pyocm.klusterlet.agent import Klusterlet
 from pyocm.kube import kinds
 from pyocm.local import crdinstall
@@ -60,6 +61,11 @@ def up(
     listen: str = typer.Option(
         "127.0.0.1:6443", "--listen", help="The hub's HOST:PORT; port 0 picks a free one."
     ),
+    addons: str = typer.Option(
+        "helloworld",
+        "--addons",
+        help="Comma-separated add-ons pyocm implements to run on the hub ('' for none).",
+    ),
     log_level: str = typer.Option("WARNING", "--log-level"),
 ) -> None:
     """Start a hub and CLUSTERS managed clusters, join and accept them, and keep them running."""
@@ -68,14 +74,15 @@ def up(
     fix_mmap_threshold()
     try:
         host, port = parse_listen(listen)
+        addon_names = parse_addons(addons)
     except ValueError as err:
         fail(str(err), code=2)
     root = (data_dir or default_up_dir()).expanduser().resolve()
-    run(until_signal(_up(root, host, port, clusters)))
+    run(until_signal(_up(root, host, port, clusters, HubOptions(addons=addon_names))))
     typer.echo("pyocm up stopped")
 
 
-async def _up(root: Path, host: str, port: int, count: int) -> None:
+async def _up(root: Path, host: str, port: int, count: int, options: HubOptions) -> None:
     server = HubServer(ServerConfig(data_dir=root / "hub", host=host, port=port))
     await server.start()
     fleet: list[EmbeddedCluster] = []
@@ -83,7 +90,7 @@ async def _up(root: Path, host: str, port: int, count: int) -> None:
     api = Api.from_kubeconfig(server.config.admin_kubeconfig)
     try:
         await crdinstall.install(api, crdinstall.ocm_crds())
-        tasks.append(asyncio.create_task(hubmanager.build(api, options=HubOptions()).run()))
+        tasks.append(asyncio.create_task(hubmanager.build(api, options=options).run()))
         typer.echo(f"hub listening on {server.url}")
         typer.echo(f"admin kubeconfig: {server.config.admin_kubeconfig}")
         token = bootstraptoken.generate()

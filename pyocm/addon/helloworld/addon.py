@@ -52,9 +52,31 @@ def hub_role() -> Obj:
     return {"metadata": {"name": HUB_ROLE}, "rules": rules}
 
 
-async def install_hub_role(api: Api) -> None:
-    """The ClusterRole the add-on's RoleBindings refer to (its manager makes it once)."""
+_BIND = hub_permissions(CurrentCluster(HUB_ROLE))
+
+
+async def _permissions(api: Api, cluster: ManagedCluster, addon: ManagedClusterAddOn) -> None:
+    # The ClusterRole first: ensure writes only when it is missing or differs.
     await ensure(api, kinds.CLUSTER_ROLE, hub_role())
+    await _BIND(api, cluster, addon)
+
+
+def cluster_management_addon() -> Obj:
+    """The add-on's ClusterManagementAddOn (v1beta1), installed by hand (Manual) and
+    configurable by AddOnDeploymentConfig, as upstream's example deploys it."""
+    return {
+        "apiVersion": f"{wellknown.ADDON_GROUP}/v1beta1",
+        "kind": "ClusterManagementAddOn",
+        "metadata": {"name": ADDON_NAME},
+        "spec": {
+            "addOnMeta": {
+                "displayName": "helloworld",
+                "description": "helloworld is an example addon that copies ConfigMaps of"
+                " the cluster's namespace on the hub to the managed cluster",
+            },
+            "installStrategy": {"type": "Manual"},
+        },
+    }
 
 
 class Helloworld:
@@ -67,7 +89,7 @@ class Helloworld:
         registration = RegistrationOption(
             configurations=kube_client_configurations(ADDON_NAME, AGENT_NAME),
             approve=default_csr_approver(AGENT_NAME),
-            permissions=hub_permissions(CurrentCluster(HUB_ROLE)),
+            permissions=_permissions,
         )
         # No health prober: the agent's Lease tells (mode Lease), as upstream's example.
         return AgentAddonOptions(

@@ -40,6 +40,7 @@ LEADER_NAMESPACE = "open-cluster-management-hub"
 
 #: Feature gates of upstream's hub registration, with their defaults.
 DEFAULT_GATES: Mapping[str, bool] = {
+    "AddonManagement": True,  # the ClusterManager's gate for the hub's add-on manager
     "DefaultClusterSet": True,
     "ManagedClusterAutoApproval": False,
     "ResourceCleanup": True,
@@ -56,6 +57,8 @@ class HubOptions:
     auto_approved_users: tuple[str, ...] = ()
     feature_gates: Mapping[str, bool] = field(default_factory=dict)
     gc_resources: tuple[Kind, ...] = DEFAULT_RESOURCES
+    #: The add-ons pyocm implements that the hub runs, by name (``--addons``).
+    addons: tuple[str, ...] = ()
 
     def gate(self, name: str) -> bool:
         return bool(self.feature_gates.get(name, DEFAULT_GATES.get(name, False)))
