@@ -19,6 +19,7 @@ from pyocm.kube import kinds
 from pyocm.kube.kinds import Kind
 from pyocm.kube.selectors import escape_field_value
 from pyocm.registration.hub import rbac
+from pyocm.registration.hub.addonhealth import add_addon_health_controller
 from pyocm.registration.hub.approvers import CsrApprover
 from pyocm.registration.hub.clusterroles import KEY as COMMON_ROLES_KEY
 from pyocm.registration.hub.clusterroles import ClusterRolesController
@@ -194,6 +195,9 @@ def build_hub_manager(
 
     taint = TaintController(api, clusters, recorder=recorder)
     manager.controller("taint", taint.reconcile).watch(clusters)
+
+    # Upstream's registration hub runs it whatever the AddonManagement gate says.
+    add_addon_health_controller(manager)
 
     if options.gate("ResourceCleanup"):
         gc = GcController(
