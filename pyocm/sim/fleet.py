@@ -5,7 +5,10 @@ Each cluster is a :class:`Klusterlet`: a :class:`RegistrationAgent` over a
 :class:`MemorySpoke` (the cluster's objects in memory, workload status simulated). It
 joins with the fleet's bootstrap token, asks for its certificate by CSR, and once
 accepted reports status, renews its lease and applies its ManifestWorks on its own
-connections, exactly as a real agent.
+connections, exactly as a real agent. Its agent's add-on side is the real one too
+(:mod:`pyocm.sim.addons`): a CSR per add-on registration, the Secrets written into the
+cluster's memory, health from the add-on Leases; the add-on agents that renew those
+Leases are simulated, once their Secret exists.
 The fleet starts agents at a steady rate, can accept clusters as they ask (what a hub
 admin, or ``pyocm accept``, does), and can take clusters away and bring them back.
 """
@@ -28,10 +31,12 @@ from pyocm.kube import kinds
 from pyocm.kube.status import ApiError
 from pyocm.pki.kubeconfig import build_kubeconfig
 from pyocm.registration import bootstraptoken
+from pyocm.registration.agent.addons.options import AddOnOptions
 from pyocm.registration.agent.agent import AgentOptions, RegistrationAgent
 from pyocm.registration.hub.accept import AcceptError, accept_cluster
 from pyocm.runtime.client import Api
 from pyocm.runtime.errors import ApiConnectionError
+from pyocm.sim.addons import MemoryAddOnHost
 from pyocm.sim.memory import ClusterShape, MemoryCluster
 from pyocm.sim.memoryspoke import MemorySpoke, simulated_workloads
 from pyocm.work.agent.options import WorkAgentOptions
@@ -57,6 +62,10 @@ class FleetOptions:
     shape: ClusterShape = field(default_factory=ClusterShape)
     #: Run the work agent beside registration (klusterlet's default); None: registration only.
     work: WorkAgentOptions | None = field(default_factory=lambda: WorkAgentOptions(workers=1))
+    #: The agent's add-on side (registration, Lease health): upstream's periods by default.
+    addons: AddOnOptions = field(default_factory=AddOnOptions)
+    #: Start a simulated add-on agent (Lease renewals only) for each add-on registered.
+    addon_agents: bool = True
 
     def __post_init__(self) -> None:
         if self.clusters < 1:
@@ -75,6 +84,9 @@ class Member:
     cluster: MemoryCluster
     #: The cluster's objects, kept across the agent's restarts (churn).
     spoke: MemorySpoke
+    #: The add-on registration's namespaces, Secrets and Leases (in ``spoke``), and the
+    #: simulated add-on agents: kept across the agent's restarts, as the cluster is.
+    addons: MemoryAddOnHost
     state: str = "not started"
     started: float = 0.0
     available_after: float | None = None
@@ -99,26 +111,37 @@ class Fleet:
         self.ca_pem = ca_pem
         self.options = options
         self.on_change = on_change
-        self.members = [
-            Member(
-                f"{options.prefix}{i + 1}",
-                MemoryCluster(shape=options.shape),
-                MemorySpoke(
-                    served=[ocm.APPLIED_MANIFEST_WORK],
-                    status_for=simulated_workloads(nodes=options.shape.nodes),
-                ),
-            )
-            for i in range(options.clusters)
-        ]
+        self.members = [self._member(f"{options.prefix}{i + 1}") for i in range(options.clusters)]
         self._to_accept: asyncio.Queue[Member] = asyncio.Queue()
         self._bootstrap: dict[str, Any] = {}
         self._returns: set[asyncio.TimerHandle] = set()
         self._storm: float | None = None
         self._storm_members: list[Member] = []
 
+    def _member(self, name: str) -> Member:
+        spoke = MemorySpoke(
+            served=[ocm.APPLIED_MANIFEST_WORK],
+            status_for=simulated_workloads(nodes=self.options.shape.nodes),
+        )
+        return Member(
+            name,
+            MemoryCluster(shape=self.options.shape),
+            spoke,
+            MemoryAddOnHost(spoke, agents=self.options.addon_agents),
+        )
+
     def counts(self) -> Counter[str]:
         """How many clusters are in each state (the agent's words, without details)."""
         return Counter(m.state.split(" (")[0].split(":")[0] for m in self.members)
+
+    def addon_agents(self) -> int:
+        """How many simulated add-on agents are running (one per add-on per cluster whose
+        kubeClient Secret is written)."""
+        return sum(len(m.addons.agents) for m in self.members)
+
+    def addon_leases(self) -> int:
+        """How many add-on Leases the simulated agents have written at least once."""
+        return sum(1 for m in self.members for agent in m.addons.agents.values() if agent.renewals)
 
     def join_seconds(self) -> list[float]:
         return sorted(m.available_after for m in self.members if m.available_after is not None)
@@ -172,6 +195,8 @@ class Fleet:
             for task in running:
                 task.cancel()
             await asyncio.gather(*running, return_exceptions=True)
+            for member in self.members:
+                await member.addons.close()
 
     def _start(self, member: Member) -> None:
         member.started = time.monotonic()
@@ -183,8 +208,10 @@ class Fleet:
                 cluster_name=member.name,
                 healthcheck_period=self.options.healthcheck_period,
                 poll=1.0,
+                addons=self.options.addons,
             ),
             on_state=lambda state: self._changed(member, state),
+            addon_host=member.addons,
         )
         member.agent = agent
         klusterlet = Klusterlet(agent, member.spoke, work=self.options.work)
