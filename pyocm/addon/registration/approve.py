@@ -43,6 +43,8 @@ from pyocm.registration.hub.approvers import DECLINE, Verdict, approve
 from pyocm.runtime.cache import Store
 
 log = logging.getLogger(__name__)
+#: The one group besides the defaults an agent's request may name.
+AUTHENTICATED = "system:authenticated"
 
 #: The condition's message upstream's add-on approver writes.
 APPROVE_MESSAGE = "Auto approving addon agent certificate."
@@ -100,9 +102,16 @@ def default_csr_approver(agent: str) -> CsrApprove:
         if len(orgs) not in (2, 3):
             log.info("CSR Approve Check Failed csr %s org count is %d", name, len(orgs))
             return False
-        missing = [g for g in default_groups(cluster_name, addon_name) if g not in orgs]
+        wanted = default_groups(cluster_name, addon_name)
+        missing = [g for g in wanted if g not in orgs]
         if missing:
             log.info("CSR Approve Check Failed csr %s orgs lack %s", name, missing[0])
+            return False
+        # Upstream allows any third group (it was meant for system:authenticated); any
+        # other would put the agent in a group the hub grants more to, such as another
+        # cluster's: only that one is allowed here.
+        if orgs - {*wanted, AUTHENTICATED}:
+            log.info("CSR Approve Check Failed csr %s asks for another group", name)
             return False
         if common_name != default_user(cluster_name, addon_name, agent):
             log.info("CSR Approve Check Failed csr %s commonName not right", name)
@@ -179,7 +188,8 @@ class AddonCsrApprover:
         typed = models.view(ManagedClusterAddOn, copy.deepcopy(addon))
         signer = shapes.mapping(csr.get("spec")).get("signerName")
         if signer not in registered_signers(typed):
-            log.info("not approving CSR %s: %s is no signer of its add-on", addon_name, signer)
+            name = shapes.mapping(csr.get("metadata")).get("name")
+            log.info("not approving CSR %s: %s is no signer of its add-on", name, signer)
             return DECLINE
         approved = await registration.approve(
             models.view(ManagedCluster, copy.deepcopy(cluster)), typed, copy.deepcopy(csr)

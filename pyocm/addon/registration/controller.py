@@ -109,17 +109,19 @@ class RegistrationController:
                 raise
         configs = await registration.configurations(cluster, addon)
         cluster_name, name = cluster["metadata"]["name"], addon["metadata"]["name"]
+        namespace = st.default_namespace(addon)
+        if options.install_namespace is not None:
+            # Asked before anything is put in ``desired``: when it fails, the namespace
+            # and registrations written stay as they are (upstream returns without a
+            # patch), so the agent does not move the credential to a default namespace.
+            namespace = await options.install_namespace(self.api, addon) or namespace
         desired["registrations"] = st.build_registrations(
             configs,
             addon.get("status", {}).get("registrations") or [],
             cluster=cluster_name,
             addon=name,
         )
-        desired["namespace"] = st.default_namespace(addon)
-        if options.install_namespace is not None:
-            chosen = await options.install_namespace(self.api, addon)
-            if chosen:
-                desired["namespace"] = chosen
+        desired["namespace"] = namespace
         reason = st.SET_PERMISSION_APPLIED if ready else st.PERMISSION_CONFIG_PENDING
         message = st.CONFIGURED if ready else st.SUBJECT_NOT_READY
         self._condition(desired, st.applied(reason, message))

@@ -224,3 +224,14 @@ async def test_a_signer_the_addon_registers_no_registration_for_is_declined() ->
 async def test_the_approver_refuses_to_run_unbound() -> None:
     with pytest.raises(RuntimeError):
         await AddonCsrApprover({"hello": Hello()}).review(csr())
+
+
+async def test_a_third_group_other_than_authenticated_is_not_approved() -> None:
+    # Found by review: a third O naming another cluster's hub group (which the hub
+    # binds to that cluster's roles) would give the agent that cluster's permissions.
+    for third in (
+        "system:open-cluster-management:c2",
+        "system:open-cluster-management:managed-clusters",
+    ):
+        assert not await default_check(csr(groups=(*default_groups("c1", "hello"), third)))
+    assert await default_check(csr(groups=(*default_groups("c1", "hello"), "system:authenticated")))

@@ -366,3 +366,25 @@ def test_single_namespace_binds_the_given_role_without_an_owner() -> None:
 def test_no_kube_client_subject_is_not_ready() -> None:
     with pytest.raises(SubjectNotReady):
         permission_binding(CurrentCluster("r"), {"metadata": {"name": "c1"}}, mca())  # type: ignore[arg-type]
+
+
+async def test_a_failing_install_namespace_leaves_the_namespace_written() -> None:
+    # Found by review: the default namespace was written when the add-on's own answer
+    # failed, and the agent then moved the credential there (upstream writes nothing).
+    async def install_namespace(_api: Any, _addon: Any) -> str:
+        raise RuntimeError("failed to get deployment config for addon hello")
+
+    options = AgentAddonOptions(
+        name="hello", registration=registration(), install_namespace=install_namespace
+    )
+    hub = Hub()
+    controller = RegistrationController(
+        hub,  # type: ignore[arg-type]
+        addons={"hello": Addon(options)},
+        clusters=Cache({"metadata": {"name": "c1"}, "spec": {}}),  # type: ignore[arg-type]
+        mcas=Cache(mca(status={"namespace": "custom-ns"})),  # type: ignore[arg-type]
+        clock=FakeClock(),
+    )
+    with pytest.raises(RuntimeError):
+        await controller.reconcile("c1/hello")
+    assert [p["status"]["namespace"] for p in hub.patches if "namespace" in p["status"]] == []
