@@ -5,6 +5,7 @@ When the ``addon.open-cluster-management.io*`` annotations of a ManagedCluster c
 Placements gets the same set: added, updated, and those the cluster no longer has
 removed. Upstream looks at cluster updates only (the install strategy copies them when
 it creates an MCA) and does not filter on the lifecycle annotation; neither does this.
+The one key left alone is the install-namespace annotation (:data:`INSTALL_NAMESPACE`).
 """
 
 from __future__ import annotations
@@ -23,6 +24,10 @@ from pyocm.runtime.client import Api
 from pyocm.runtime.informer import Change, Informer
 
 CONTROLLER_NAME = "addon-annotation-controller"
+#: Where v1beta1 keeps a v1alpha1 MCA's ``spec.installNamespace``: not a cluster's
+#: annotation, though its key has the prefix. Upstream's sync removes it (and with it the
+#: install namespace, moving the agent's credential); pyocm leaves it to the MCA.
+INSTALL_NAMESPACE = "addon.open-cluster-management.io/v1alpha1-install-namespace"
 MCA_BY_NAMESPACE = "namespace"
 
 
@@ -42,8 +47,12 @@ def sync_annotations(
     """The MCA's annotations with its add-on ones made equal to ``cluster``'s, or None
     when they already are."""
     current = dict(annotations or {})
-    wanted = {k: v for k, v in current.items() if k not in common.addon_annotations(current)}
-    wanted.update(cluster)
+    wanted = {
+        k: v
+        for k, v in current.items()
+        if k == INSTALL_NAMESPACE or k not in common.addon_annotations(current)
+    }
+    wanted.update({k: v for k, v in cluster.items() if k != INSTALL_NAMESPACE})
     return None if wanted == current else wanted
 
 

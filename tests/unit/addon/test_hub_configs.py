@@ -270,3 +270,11 @@ def test_annotation_sync_adds_updates_and_removes_addon_ones_only() -> None:
         )
         is None
     )
+
+
+def test_annotation_sync_keeps_the_mcas_install_namespace() -> None:
+    # Found by review: v1beta1 keeps a v1alpha1 installNamespace in this annotation;
+    # removing it (as upstream does) moved the agent's credential to the default.
+    key = annotation_sync.INSTALL_NAMESPACE
+    current = {key: "mine", "addon.open-cluster-management.io/k": "1"}
+    assert annotation_sync.sync_annotations(current, {key: "cluster's"}) == {key: "mine"}
