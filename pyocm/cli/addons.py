@@ -29,6 +29,7 @@ from rich.console import Console
 from rich.table import Table
 
 from pyocm.addon import helloworld
+from pyocm.addon.builtin import is_helloworld
 from pyocm.addon.helloworld.agent import AgentOptions, HelloworldAgent
 from pyocm.addon.secretvolume import SecretVolume, run_with_secret
 from pyocm.api import catalog, conditions, shapes, wellknown
@@ -263,7 +264,7 @@ def agent(
 ) -> None:
     """Run an add-on's agent as a process against a managed cluster, with the hub
     credential its registration issued (what the agent's Deployment runs)."""
-    if name != helloworld.ADDON_NAME:
+    if not is_helloworld(name):  # helloworld, or a test copy of it under another name
         fail(f'unknown add-on agent "{name}" (pyocm has: {helloworld.ADDON_NAME})', code=2)
     setup_logging(log_level)
     options = AgentOptions(cluster=cluster_name, namespace=addon_namespace, addon=name)

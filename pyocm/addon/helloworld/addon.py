@@ -20,6 +20,7 @@ from pyocm.addon.agent import (
     kube_client_configurations,
 )
 from pyocm.addon.registration.approve import default_csr_approver
+from pyocm.addon.registration.namespace import install_namespace_from_deployment_config
 from pyocm.addon.registration.permissions import CurrentCluster, hub_permissions
 from pyocm.api import wellknown
 from pyocm.api.models.addon_v1beta1 import ManagedClusterAddOn
@@ -61,16 +62,16 @@ async def _permissions(api: Api, cluster: ManagedCluster, addon: ManagedClusterA
     await _BIND(api, cluster, addon)
 
 
-def cluster_management_addon() -> Obj:
+def cluster_management_addon(name: str = ADDON_NAME) -> Obj:
     """The add-on's ClusterManagementAddOn (v1beta1), installed by hand (Manual) and
     configurable by AddOnDeploymentConfig, as upstream's example deploys it."""
     return {
         "apiVersion": f"{wellknown.ADDON_GROUP}/v1beta1",
         "kind": "ClusterManagementAddOn",
-        "metadata": {"name": ADDON_NAME},
+        "metadata": {"name": name},
         "spec": {
             "addOnMeta": {
-                "displayName": "helloworld",
+                "displayName": name,
                 "description": "helloworld is an example addon that copies ConfigMaps of"
                 " the cluster's namespace on the hub to the managed cluster",
             },
@@ -80,44 +81,48 @@ def cluster_management_addon() -> Obj:
 
 
 class Helloworld:
-    """The helloworld :class:`~pyocm.addon.agent.AgentAddon`."""
+    """The helloworld :class:`~pyocm.addon.agent.AgentAddon`; under another ``name``, the
+    same add-on registered, deployed (its agent's objects named after it) and granted
+    as that add-on (the fleet benchmark runs three so)."""
 
-    def __init__(self, *, image: str = IMAGE) -> None:
+    def __init__(self, *, name: str = ADDON_NAME, image: str = IMAGE) -> None:
+        self.name = name
         self.image = image
 
     def options(self) -> AgentAddonOptions:
         registration = RegistrationOption(
-            configurations=kube_client_configurations(ADDON_NAME, AGENT_NAME),
+            configurations=kube_client_configurations(self.name, AGENT_NAME),
             approve=default_csr_approver(AGENT_NAME),
             permissions=_permissions,
         )
         # No health prober: the agent's Lease tells (mode Lease), as upstream's example.
         return AgentAddonOptions(
-            name=ADDON_NAME,
+            name=self.name,
             registration=registration,
             install_namespace=_install_namespace,
             supported_configs=(ADDON_DEPLOYMENT_CONFIG,),
         )
 
     async def manifests(self, cluster: ManagedCluster, addon: ManagedClusterAddOn) -> list[Obj]:
-        namespace = install_namespace(addon)
+        # Where the registration put the agent's credential (status.namespace).
+        namespace = addon.get("status", {}).get("namespace") or install_namespace(addon)
         return [
-            _service_account(namespace),
-            _cluster_role_binding(namespace),
+            _service_account(self.name, namespace),
+            _cluster_role_binding(self.name, namespace),
             self._deployment(cluster["metadata"]["name"], namespace, addon["metadata"]["name"]),
         ]
 
     def _deployment(self, cluster: str, namespace: str, addon: str) -> Obj:
-        labels = {"app": "helloworld-agent"}
+        labels = {"app": f"{self.name}-agent"}
         container = {
-            "name": "helloworld-agent",
+            "name": f"{self.name}-agent",
             "image": self.image,
             "imagePullPolicy": "IfNotPresent",
             "args": [
                 "pyocm",
                 "addon",
                 "agent",
-                ADDON_NAME,
+                self.name,
                 "--hub-kubeconfig=/var/run/hub/kubeconfig",
                 f"--cluster-name={cluster}",
                 f"--addon-namespace={namespace}",
@@ -127,7 +132,7 @@ class Helloworld:
         pod = {
             "metadata": {"labels": labels},
             "spec": {
-                "serviceAccountName": "helloworld-agent-sa",
+                "serviceAccountName": f"{self.name}-agent-sa",
                 "volumes": [
                     {"name": "hub-config", "secret": {"secretName": f"{addon}-hub-kubeconfig"}}
                 ],
@@ -137,7 +142,7 @@ class Helloworld:
         return {
             "apiVersion": "apps/v1",
             "kind": "Deployment",
-            "metadata": {"name": "helloworld-agent", "namespace": namespace, "labels": labels},
+            "metadata": {"name": f"{self.name}-agent", "namespace": namespace, "labels": labels},
             "spec": {"replicas": 1, "selector": {"matchLabels": labels}, "template": pod},
         }
 
@@ -148,30 +153,34 @@ def install_namespace(addon: ManagedClusterAddOn) -> str:
     return annotations.get(INSTALL_NAMESPACE_ANNOTATION) or INSTALL_NAMESPACE
 
 
-async def _install_namespace(_api: Api, addon: ManagedClusterAddOn) -> str:
-    # Where the agent runs is where its registration's Secret must be written.
-    return install_namespace(addon)
+_FROM_CONFIG = install_namespace_from_deployment_config()
 
 
-def _service_account(namespace: str) -> Obj:
+async def _install_namespace(api: Api, addon: ManagedClusterAddOn) -> str:
+    """An AddOnDeploymentConfig's agentInstallNamespace, else the MCA's, else
+    ``default`` (upstream's example with AgentInstallNamespaceFromDeploymentConfigFunc)."""
+    return await _FROM_CONFIG(api, addon) or install_namespace(addon)
+
+
+def _service_account(name: str, namespace: str) -> Obj:
     return {
         "apiVersion": "v1",
         "kind": "ServiceAccount",
-        "metadata": {"name": "helloworld-agent-sa", "namespace": namespace},
+        "metadata": {"name": f"{name}-agent-sa", "namespace": namespace},
     }
 
 
-def _cluster_role_binding(namespace: str) -> Obj:
+def _cluster_role_binding(name: str, namespace: str) -> Obj:
     return {
         "apiVersion": "rbac.authorization.k8s.io/v1",
         "kind": "ClusterRoleBinding",
-        "metadata": {"name": "helloworld-agent"},
+        "metadata": {"name": f"{name}-agent"},
         "roleRef": {
             "apiGroup": "rbac.authorization.k8s.io",
             "kind": "ClusterRole",
             "name": "cluster-admin",
         },
         "subjects": [
-            {"kind": "ServiceAccount", "name": "helloworld-agent-sa", "namespace": namespace}
+            {"kind": "ServiceAccount", "name": f"{name}-agent-sa", "namespace": namespace}
         ],
     }
