@@ -45,3 +45,29 @@ async def test_one_kube_client_registration_with_the_default_subject() -> None:
     assert options.health is None  # the agent's Lease tells
     assert options.install_namespace is not None
     assert await options.install_namespace(None, addon()) == "default"  # type: ignore[arg-type]
+
+
+class Hub:
+    async def get(self, _kind: Any, name: str, *, namespace: str | None = None) -> Any:
+        assert (name, namespace) == ("cfg", "team")
+        return {"spec": {"agentInstallNamespace": "from-config"}}
+
+
+async def test_an_addon_deployment_config_chooses_the_namespace() -> None:
+    options = Helloworld().options()
+    assert options.install_namespace is not None
+    configured = addon()
+    configured["status"] = {
+        "configReferences": [
+            {
+                "group": "addon.open-cluster-management.io",
+                "resource": "addondeploymentconfigs",
+                "desiredConfig": {"name": "cfg", "namespace": "team", "specHash": "h"},
+            }
+        ]
+    }
+    assert await options.install_namespace(Hub(), configured) == "from-config"  # type: ignore[arg-type]
+    # the manifests follow where the registration put the credential
+    configured["status"]["namespace"] = "from-config"
+    found = await Helloworld().manifests(CLUSTER, configured)
+    assert {o["metadata"].get("namespace") for o in found} == {"from-config", None}
