@@ -58,6 +58,7 @@ class SecretVolume:
 
     def _write(self, data: dict[str, bytes]) -> None:
         self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+        self.directory.chmod(0o700)  # one that existed keeps no wider mode
         for key, value in data.items():
             # Each file replaced whole, so a reader never sees half a key.
             partial = self.directory / f".{key}.new"

@@ -27,6 +27,7 @@ class Spoke:
 
 async def test_the_secret_becomes_private_files_kept_current(tmp_path: Path) -> None:
     spoke = Spoke()
+    (tmp_path / "hub").mkdir(mode=0o755)  # already there, too open
     volume = SecretVolume(spoke, namespace="default", name="hw-hub-kubeconfig",  # type: ignore[arg-type]
                           directory=tmp_path / "hub")  # fmt: skip
     assert not await volume.refresh() and not volume.ready  # not issued yet
