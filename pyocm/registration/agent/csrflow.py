@@ -5,6 +5,11 @@ agent's at bootstrap (with the bootstrap credential; an admin approves) and at r
 (with the agent's own credential; the hub approves renewals), and an add-on's (any
 signer). An existing CSR of the same name is the requester's own earlier request (same
 subject, same key) and is waited on instead of being created again.
+
+A CSR its signer reports ``Failed`` will never be issued. By default the agent waits on
+it as on a denied one, as upstream's agent does, until it is gone (the hub's CSR cleaner
+removes it an hour on) and then asks again. A caller that would rather ask again sooner,
+with a new key, passes ``stop_on_failed`` and gets :class:`CsrFailed`.
 """
 
 from __future__ import annotations
@@ -30,6 +35,15 @@ from pyocm.runtime.errors import ApiConnectionError
 log = logging.getLogger(__name__)
 
 
+class CsrFailed(Exception):
+    """The signer failed the CSR: it will never be issued."""
+
+    def __init__(self, name: str, message: str) -> None:
+        super().__init__(f"csr {name} failed: {message}")
+        self.name = name
+        self.message = message
+
+
 #: How long one watch of the CSR lasts before the agent looks again from scratch.
 WATCH_SECONDS = 300
 #: Polling backs off from ``poll`` to this many times ``poll`` between reads.
@@ -48,6 +62,7 @@ async def request_certificate(
     poll: float = 1.0,
     watch: bool = False,
     on_pending: Callable[[str, bool], None] | None = None,
+    stop_on_failed: bool = False,
 ) -> bytes:
     """Create (or find) the CSR and return the issued certificate's PEM.
 
@@ -57,7 +72,9 @@ async def request_certificate(
     approves renewals within moments), the CSR is read after ``poll`` seconds, then
     at doubling intervals up to ``POLL_BACKOFF * poll``, each jittered: in a rotation
     storm the waiting agents' reads crowd out the renewals themselves (a 9,500-cluster
-    storm went at 32 renewals a second with reads every 8 s at most, 38 with 32 s)."""
+    storm went at 32 renewals a second with reads every 8 s at most, 38 with 32 s).
+
+    With ``stop_on_failed`` a CSR its signer failed raises :class:`CsrFailed`."""
     body = request.csr_object(key)
     name = body["metadata"]["name"]
     # The CSR as the hub answers it, not read through a schema: read defensively.
@@ -68,7 +85,7 @@ async def request_certificate(
     except ApiError as err:
         if err.code != 409:
             raise
-    waiting = _Waiting(name, key, on_pending)
+    waiting = _Waiting(name, key, on_pending, stop_on_failed=stop_on_failed)
     delay = poll
     while True:
         if csr is None:
@@ -139,11 +156,17 @@ class _Waiting:
     """What the agent makes of each state of its CSR while it waits."""
 
     def __init__(
-        self, name: str, key: keys.PrivateKey, on_pending: Callable[[str, bool], None] | None
+        self,
+        name: str,
+        key: keys.PrivateKey,
+        on_pending: Callable[[str, bool], None] | None,
+        *,
+        stop_on_failed: bool = False,
     ) -> None:
         self.name = name
         self.key = key
         self.on_pending = on_pending
+        self.stop_on_failed = stop_on_failed
         self.announced: bool | None = None  # the denial state last announced
 
     def issued(self, csr: Mapping[str, Any]) -> bytes | None:
@@ -160,6 +183,9 @@ class _Waiting:
                     f"the certificate issued for CSR {self.name} does not match the agent's private key"
                 )
             return pem
+        failed = conditions.find(found, "Failed")
+        if self.stop_on_failed and failed is not None and failed.get("status") == "True":
+            raise CsrFailed(self.name, str(failed.get("message") or failed.get("reason") or ""))
         denied = conditions.is_true(found, "Denied")
         if self.announced is None or (denied and not self.announced):
             if self.on_pending is not None:

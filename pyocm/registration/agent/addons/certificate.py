@@ -10,7 +10,8 @@ the same through the cluster agent's own CSR flow (csrflow.py) and rotation rule
 Two upstream details kept on purpose: the pending private key is kept until its
 certificate is stored, so a Secret that cannot be written yet (its namespace is missing)
 is written when it can without a new CSR; and no CSR is created while 10 or more CSRs of
-this cluster and add-on exist on the hub, with upstream's condition.
+this cluster and add-on exist on the hub, with upstream's condition. One departure: a CSR
+its signer failed is given up at once (see :meth:`AddOnCertificate._failed`).
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from pyocm.registration.agent import certs, credentials
 from pyocm.registration.agent.addons import secrets
 from pyocm.registration.agent.addons.config import Registration
 from pyocm.registration.agent.addons.host import AddOnHost
-from pyocm.registration.agent.csrflow import request_certificate
+from pyocm.registration.agent.csrflow import CsrFailed, request_certificate
 from pyocm.registration.agent.errors import AgentError
 from pyocm.registration.agent.waits import first
 from pyocm.runtime.client import Api
@@ -75,6 +76,8 @@ class AddOnCertificate:
         #: A certificate got but not yet stored (upstream's ``secretToSave``).
         self.unsaved: dict[str, bytes] | None = None
         self.poked = asyncio.Event()
+        #: CSRs failed by their signer in a row, for the backoff before the next one.
+        self.failed_csrs = 0
         self._backoff = Backoff(duration=2 * context.poll, cap=60.0)
 
     def poke(self) -> None:
@@ -127,9 +130,13 @@ class AddOnCertificate:
                     "False", wellknown.REASON_CLIENT_CERT_UPDATE_FAILED, HALTED_MESSAGE
                 )
                 return RESYNC_SECONDS
-            cert_pem = await self._certificate(api)
+            try:
+                cert_pem = await self._certificate(api)
+            except CsrFailed as err:
+                return await self._failed(err)
             if cert_pem is None:
                 return 0.0
+            self.failed_csrs = 0
             self.unsaved = {**data, **self._stored(cert_pem)}
         await host.ensure_namespace(registration.namespace)
         await host.save_secret(registration.namespace, registration.secret, self.unsaved)
@@ -156,6 +163,7 @@ class AddOnCertificate:
                 self.pending,
                 clock=self.context.clock,
                 poll=self.context.poll,
+                stop_on_failed=True,
             )
         except AgentError:
             name = self.registration.request.csr_name(self.pending)
@@ -174,6 +182,22 @@ class AddOnCertificate:
                 f"Failed to create CSR {err.message}",
             )
             raise
+
+    async def _failed(self, err: CsrFailed) -> float:
+        """Its signer failed the CSR: drop its key, so that the next pass asks again
+        with a new CSR, after a backoff. Upstream's agent waits on such a CSR until it
+        is gone (an hour on); pyocm's hub fails CSRs its add-on's CA cannot sign, and a
+        CA fixed in minutes should not hold the add-on for an hour. The 10-CSR halt
+        still bounds how many failed ones pile up on the hub."""
+        self.pending = None
+        self.failed_csrs += 1
+        log.warning("agent: add-on %s: %s", self.registration.addon, err)
+        await self.report(
+            "False",
+            wellknown.REASON_CLIENT_CERT_UPDATE_FAILED,
+            f"Failed to rotated client certificate {err}",
+        )
+        return self._backoff.delay(self.failed_csrs - 1)
 
     def _stored(self, cert_pem: bytes) -> dict[str, bytes]:
         assert self.pending is not None
