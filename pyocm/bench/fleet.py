@@ -14,9 +14,16 @@ memory are its own; the simulator runs here, each cluster a real agent, or split
   report says how long the last renewal took and what it cost the hub;
 * ``works``: N clusters joined, a window without works, then ``--works-per-cluster``
   ManifestWorks for every cluster created at once (:mod:`pyocm.bench.works`): when all
-  were Applied and Available, the same window with them, and spec-change latency.
+  were Applied and Available, the same window with them, and spec-change latency;
+* ``addons``: the hub runs helloworld and two test copies of it; N clusters joined, a
+  window without add-ons, then helloworld enabled on every cluster by a Placements
+  install strategy (time until every ManagedClusterAddOn is Available, each cluster
+  with its own add-on certificate and Lease), the two copies likewise, and the same
+  window with the three (:mod:`pyocm.bench.addons`). The add-on agents are simulated:
+  each renews its add-on's Lease in its cluster's memory and never connects to the hub.
 
-Every simulated cluster runs the work agent beside registration, as a klusterlet does.
+Every simulated cluster runs the work agent beside registration, as a klusterlet does,
+and its agent's add-on side (a watch of its ManagedClusterAddOns) in every scenario.
 
 The report: hub CPU (cores, averaged over the window), hub RSS, lease renewal latency
 as the agents saw it and lease update latency in the hub's handler (from its
@@ -46,7 +53,7 @@ from cryptography import x509
 
 from pyocm.api import conditions, wellknown
 from pyocm.api import kinds as ocm
-from pyocm.bench import works
+from pyocm.bench import addons, works
 from pyocm.bench.simulation import InProcess, Shards, Simulation, Snapshot
 from pyocm.bench.stats import bucketed, latencies, request_buckets
 from pyocm.kube import kinds, timefmt
@@ -57,7 +64,7 @@ from pyocm.runtime.informer import Change, Informer
 from pyocm.sim.fleet import FleetOptions
 from pyocm.testing import HubProcess
 
-SCENARIOS = ("steady", "burst", "heartbeat-churn", "rotation-storm", "works")
+SCENARIOS = ("steady", "burst", "heartbeat-churn", "rotation-storm", "works", "addons")
 _TICKS = os.sysconf("SC_CLK_TCK")
 
 
@@ -96,6 +103,7 @@ class Scenario:
             "heartbeat-churn": (50.0, 2, 10.0),
             "rotation-storm": (50.0, 60, 60.0),
             "works": (50.0, 60, 60.0),
+            "addons": (50.0, 60, 60.0),
         }[name]
         return cls(
             name=name,
@@ -165,11 +173,13 @@ def database(data_dir: Path) -> tuple[float, Counter[str]]:
 
 
 @contextlib.asynccontextmanager
-async def measured_hub(prefix: str) -> AsyncIterator[tuple[HubProcess, ProcessStats]]:
-    """A hub process of its own (default settings) in a temporary directory, with the
-    /proc reader of its CPU and memory; stopped on the way out."""
+async def measured_hub(
+    prefix: str, *, extra_args: list[str] | None = None
+) -> AsyncIterator[tuple[HubProcess, ProcessStats]]:
+    """A hub process of its own (default settings, plus ``extra_args``) in a temporary
+    directory, with the /proc reader of its CPU and memory; stopped on the way out."""
     with tempfile.TemporaryDirectory(prefix=prefix) as root:
-        hub = HubProcess(Path(root) / "hub")
+        hub = HubProcess(Path(root) / "hub", extra_args=extra_args)
         await asyncio.to_thread(hub.start)
         try:
             assert hub.proc is not None
@@ -181,7 +191,10 @@ async def measured_hub(prefix: str) -> AsyncIterator[tuple[HubProcess, ProcessSt
 async def run(scenario: Scenario, *, command: str) -> Report:
     report = Report()
     report.add("command", command)
-    async with measured_hub("pyocm-bench-fleet-") as (hub, stats):
+    extra_args = addons.HUB_ARGS if scenario.name == "addons" else None
+    if extra_args:
+        report.add("hub", f"pyocm hub {' '.join(extra_args)}")
+    async with measured_hub("pyocm-bench-fleet-", extra_args=extra_args) as (hub, stats):
         await _measure(scenario, hub, stats, report)
     return report
 
@@ -264,6 +277,17 @@ async def _measure(
             report.add("largest kinds", top)
             if scenario.name == "works":
                 await _works(scenario, admin, stats, report, baseline=window_cores)
+            if scenario.name == "addons":
+                await addons.measure(
+                    admin,
+                    fleet,
+                    clusters=scenario.clusters,
+                    duration=scenario.duration,
+                    cpu_seconds=stats.cpu_seconds,
+                    rss_mib=stats.rss_mib,
+                    baseline=window_cores,
+                    add=report.add,
+                )
         finally:
             watcher.cancel()
             await asyncio.gather(watcher, return_exceptions=True)

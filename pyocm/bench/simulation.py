@@ -58,6 +58,9 @@ class Snapshot:
     #: Agents asked to renew in the last rotation storm, and the seconds each took.
     rotating: int = 0
     rotation_seconds: list[float] = field(default_factory=list)
+    #: Simulated add-on agents running, and those that have written their Lease.
+    addon_agents: int = 0
+    addon_leases: int = 0
 
     def add(self, other: Snapshot) -> None:
         self.members += other.members
@@ -67,6 +70,8 @@ class Snapshot:
         self.lease_failed += other.lease_failed
         self.rotating += other.rotating
         self.rotation_seconds.extend(other.rotation_seconds)
+        self.addon_agents += other.addon_agents
+        self.addon_leases += other.addon_leases
 
     @property
     def available(self) -> bool:
@@ -96,6 +101,8 @@ def _snapshot(fleet: Fleet, latency: LeaseLatency) -> Snapshot:
         lease_failed=latency.failed,
         rotating=fleet.rotating,
         rotation_seconds=fleet.rotation_seconds(),
+        addon_agents=fleet.addon_agents(),
+        addon_leases=fleet.addon_leases(),
     )
 
 

@@ -37,7 +37,8 @@ def bench_fleet(
     scenario: str = typer.Option(
         "steady",
         "--scenario",
-        help="steady, burst, heartbeat-churn, rotation-storm or works (see pyocm/bench/fleet.py).",
+        help="steady, burst, heartbeat-churn, rotation-storm, works or addons (see"
+        " pyocm/bench/fleet.py; in addons, the add-on agents are simulated).",
     ),
     clusters: int = typer.Option(200, "--clusters", min=1, help="Simulated clusters."),
     duration: float = typer.Option(

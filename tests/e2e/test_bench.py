@@ -106,6 +106,29 @@ def test_fleet_benchmark_runs_works_through_the_fleet() -> None:
     )
 
 
+def test_fleet_benchmark_enables_add_ons_on_every_cluster() -> None:
+    lines = bench("fleet", "--scenario", "addons", "--clusters", "3", "--duration", "2")
+    report = {line[:35].strip(): line[35:] for line in lines}
+    assert report["hub"] == "pyocm hub --addons helloworld,helloworld-b,helloworld-c"
+    assert report["clusters"] == "3 (addons)"
+    assert re.match(
+        r"[\d.]+ s \(3 of 3; goal 90 s: (met|MISSED)\)$",
+        report["helloworld Available on all after"],
+    )
+    assert re.match(r"n=3 p50=\d+ ms", report["enable to Available, per cluster"])
+    assert report["helloworld certificates and Leases"] == (
+        "3 CSRs approved and signed for 3 clusters; 3 Leases renewed by simulated agents"
+    )
+    assert re.match(r"[\d.]+ s more \(9 of 9 MCAs\)$", report["3 add-ons Available on all after"])
+    assert re.match(
+        r"[\d.]+ cores \([+-][\d.]+ against the window without; goal \+0.1: (met|MISSED)\)$",
+        report["hub CPU in the window, 3 add-ons"],
+    )
+    assert report["simulated add-on agents"] == (
+        "9 (9 with a Lease): Lease renewals only, never connected to the hub"
+    )
+
+
 def test_placement_benchmark_reports_latency_and_cpu() -> None:
     lines = bench(
         "placement", "--clusters", "60", "--placements", "10", "--changes", "6",
