@@ -75,6 +75,10 @@ async def _sim(kubeconfig: Path | None, options: FleetOptions) -> None:
             f"simulating {options.clusters} clusters against {info.server}"
             + (" (accepting them as they join)" if options.auto_accept else "")
         )
+        typer.echo(
+            "workload status and add-on agents are simulated: an add-on agent renews its"
+            " add-on's Lease once its Secret is written, and never connects to the hub"
+        )
         reporter = asyncio.create_task(_report(fleet))
         try:
             await until_signal(fleet.run())
