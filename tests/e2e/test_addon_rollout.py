@@ -180,3 +180,88 @@ async def _progression_completed(world: World, name: str, clusters: int) -> bool
     )
     assert progression["configReferences"][0]["lastKnownGoodConfig"]["name"] == name
     return True
+
+
+async def stall(world: World, cluster: str) -> None:
+    """Act as a deploy controller whose manifests were applied but whose work never
+    comes: the add-on stays Progressing ("no addon works") until its deadline."""
+    mca = await world.mca(cluster)
+    applied = {
+        "type": "ManifestApplied",
+        "status": "True",
+        "reason": "AddonManifestApplied",
+        "message": "",
+        "lastTransitionTime": "2024-01-01T00:00:00Z",
+    }
+    await world.api.patch(
+        ocm.MANAGED_CLUSTER_ADDON,
+        world.addon,
+        {"status": {"conditions": [*conditions.of(mca), applied]}},
+        namespace=cluster,
+        subresource="status",
+    )
+
+
+async def test_a_group_goes_on_past_a_timed_out_cluster_within_max_failures(
+    world: World,
+) -> None:
+    await world.adc("v1", {"customizedVariables": [{"name": "v", "value": "1"}]})
+    first = [await tiered(world, "a-first", "first"), await tiered(world, "b-first", "first")]
+    second = await tiered(world, "c-second", "second")
+    await world.placement(
+        "grouped",
+        decisionStrategy={
+            "groupStrategy": {
+                "decisionGroups": [group("first", "first"), group("second", "second")]
+            }
+        },
+    )
+
+    async def grouped() -> bool:
+        placement = await world.api.get(ocm.PLACEMENT, "grouped", namespace=world.namespace)
+        assert [g["clusterCount"] for g in placement["status"]["decisionGroups"]] == [2, 1]
+        return True
+
+    await eventually(grouped)
+    # One failure (a timed-out cluster counts as one) is allowed per group.
+    rollout = {
+        "type": "ProgressivePerGroup",
+        "progressivePerGroup": {"progressDeadline": "3s", "maxFailures": 1},
+    }
+    await world.cma(strategy_with(world, "v1", rollout))
+    everyone = [*first, second]
+
+    async def stage(expected: dict[str, str | None]) -> None:
+        async def reached() -> bool:
+            assert {c: await desired(world, c) for c in everyone} == expected
+            return True
+
+        await eventually(reached)
+
+    await stage({first[0]: "v1", first[1]: "v1", second: None})
+    await complete(world, first[0])
+    await stall(world, first[1])
+
+    async def stuck() -> bool:
+        mca = await world.mca(first[1])
+        assert condition(mca, "Progressing") == (
+            "True",
+            "Progressing",
+            "progressing... no addon works",
+        )
+        return True
+
+    await eventually(stuck)
+    # Three seconds on, the stuck cluster has timed out: within the group's budget, so
+    # the next group gets the config.
+    await stage({first[0]: "v1", first[1]: "v1", second: "v1"})
+    await complete(world, second)
+
+    async def counted() -> bool:
+        cma = await world.api.get(ocm.CLUSTER_MANAGEMENT_ADDON, world.addon)
+        [progression] = cma["status"]["installProgressions"]
+        found = conditions.find(progression.get("conditions"), "Progressing")
+        assert found is not None and found["message"].endswith("0 failed 1 timeout."), found
+        return True
+
+    await eventually(counted)
