@@ -4,8 +4,9 @@ annotations, default and per-placement configs with upstream's spec hashes, the
 Configured and Progressing conditions, and a Progressive rollout advancing as add-on
 works complete.
 
-The controllers run in the test process (:func:`add_addon_manager_controllers` is not
-wired into the hub yet) against the hub's API; the hub runs the placement controller.
+The controllers run in the test process against the hub's API, with the test's add-on
+registered; the hub runs its other controllers (placement, registration) but not its
+own add-on manager (gate ``AddonManagement=false``), so each object has one writer.
 Clusters are created directly (no agents)."""
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -57,9 +58,16 @@ GO_CLIENT_ADC_HASH = "ea4e6089e8b2f584c1cd8b86e16a15df3186b30744f433ede7436091c9
 
 
 @pytest.fixture(scope="session")
-def hub(ocm_hub: HubProcess) -> HubProcess:
-    """The placement controller decides; the registration controllers make namespaces."""
-    return ocm_hub
+def hub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HubProcess]:
+    """The placement controller decides; the registration controllers make namespaces;
+    the add-on manager is the test's."""
+    process = HubProcess(
+        tmp_path_factory.mktemp("addon-manager-hub"),
+        extra_args=["--feature-gates", "AddonManagement=false"],
+    )
+    process.start()
+    yield process
+    assert process.stop() == 0, process.log()[-4000:]
 
 
 @dataclass

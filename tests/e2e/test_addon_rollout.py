@@ -26,8 +26,8 @@ from tests.e2e.test_addon_manager import (
     placements_strategy,
 )
 
-# test_addon_manager.py's fixtures: the session's whole hub, and a World with the add-on
-# manager running in-process.
+# test_addon_manager.py's fixtures: a hub without its own add-on manager, and a World
+# with the add-on manager running in-process.
 hub = manager_tests.hub
 world = manager_tests.world
 
