@@ -93,6 +93,24 @@ def progression_condition(
     )
 
 
+def _configured(mca: Mapping[str, Any], status: str) -> bool:
+    """Whether the MCA's Configured condition already says ``status`` with its reason
+    and message (then a write would change nothing)."""
+    reason, message = (
+        (REASON_CONFIGURED, MESSAGE_CONFIGURED)
+        if status == "True"
+        else (REASON_NOT_CONFIGURED, MESSAGE_NOT_CONFIGURED)
+    )
+    found = conditions.find(mca.get("status", {}).get("conditions"), wellknown.ADDON_CONFIGURED)
+    if found is None:
+        return False
+    return (found.get("status"), found.get("reason"), found.get("message")) == (
+        status,
+        reason,
+        message,
+    )
+
+
 @dataclass
 class ConfigurationController:
     api: Api
@@ -143,26 +161,34 @@ class ConfigurationController:
     async def _configure_addons(
         self, built: graph.Graph, now: datetime, errors: list[ApiError]
     ) -> None:
+        # Each pass looks at every MCA of the add-on: only those that change are copied,
+        # or a fleet's MCAs (each change of one wakes the whole add-on) cost a quadratic
+        # amount of copying.
         updated: set[str] = set()
         for node in built.all_nodes():
             for addon in node.to_update():
-                status = copy.deepcopy(addon.mca.get("status", {}))
-                status["configReferences"] = merge_config_references(addon.mca, addon.desired)
-                if not status["configReferences"]:
+                updated.add(addon.cluster)
+                refs = merge_config_references(addon.mca, addon.desired)
+                current = addon.mca.get("status", {})
+                if refs == (current.get("configReferences") or []) and _configured(
+                    addon.mca, "True"
+                ):
+                    continue
+                status = copy.deepcopy(current)
+                status["configReferences"] = refs
+                if not refs:
                     del status["configReferences"]
                 await self._write(addon.mca, status, "True", now, errors)
-                updated.add(addon.cluster)
         for node in built.all_nodes():
-            for addon in node.with_status(rollout.Status.TO_APPLY):
-                if addon.cluster not in updated:
-                    await self._write(
-                        addon.mca, copy.deepcopy(addon.mca.get("status", {})), "False", now, errors
-                    )
-            for addon in node.with_status(rollout.Status.SUCCEEDED):
-                if addon.cluster not in updated:
-                    await self._write(
-                        addon.mca, copy.deepcopy(addon.mca.get("status", {})), "True", now, errors
-                    )
+            for wanted, state in (
+                ("False", rollout.Status.TO_APPLY),
+                ("True", rollout.Status.SUCCEEDED),
+            ):
+                for addon in node.with_status(state):
+                    if addon.cluster in updated or _configured(addon.mca, wanted):
+                        continue
+                    status = copy.deepcopy(addon.mca.get("status", {}))
+                    await self._write(addon.mca, status, wanted, now, errors)
 
     async def _write(
         self, mca: Obj, status: Obj, configured: str, now: datetime, errors: list[ApiError]
