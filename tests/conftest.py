@@ -17,9 +17,11 @@ from pyocm.testing import Client, HubProcess
 _counter = itertools.count()
 
 
-def _session_hub(
+def hub_process(
     factory: pytest.TempPathFactory, name: str, args: list[str]
 ) -> Iterator[HubProcess]:
+    """A hub process with ``args`` in a fresh directory, for a fixture to yield from;
+    stopped cleanly (its log shown if not) when the fixture ends."""
     process = HubProcess(factory.mktemp(name), extra_args=args)
     process.start()
     yield process
@@ -31,7 +33,7 @@ def _session_hub(
 def hub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HubProcess]:
     """The API server alone (``--no-controllers``): nothing but the test writes objects.
     Bookmarks come every 3 s, so tests of quiet watches do not wait a minute."""
-    yield from _session_hub(
+    yield from hub_process(
         tmp_path_factory, "hub", ["--no-controllers", "--watch-bookmark-interval", "3"]
     )
 
@@ -39,7 +41,7 @@ def hub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HubProcess]:
 @pytest.fixture(scope="session")
 def ocm_hub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HubProcess]:
     """A whole hub: the API server with its registration controllers."""
-    yield from _session_hub(tmp_path_factory, "ocm-hub", [])
+    yield from hub_process(tmp_path_factory, "ocm-hub", [])
 
 
 @pytest_asyncio.fixture

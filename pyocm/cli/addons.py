@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import json
 import tempfile
-from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +33,15 @@ from pyocm.addon.helloworld.agent import AgentOptions, HelloworldAgent
 from pyocm.addon.secretvolume import SecretVolume, run_with_secret
 from pyocm.api import catalog, conditions, shapes, wellknown
 from pyocm.api import kinds as ocm
-from pyocm.cli.common import KUBECONFIG_HELP, connect, fail, run, setup_logging, until_signal
+from pyocm.cli.common import (
+    KUBECONFIG_HELP,
+    connect,
+    fail,
+    name_list,
+    run,
+    setup_logging,
+    until_signal,
+)
 from pyocm.kube import kinds, names
 from pyocm.kube.kinds import Kind
 from pyocm.kube.status import ApiError
@@ -54,17 +61,6 @@ app = typer.Typer(help="Enable and disable add-ons on managed clusters.", no_arg
 
 def _kubeconfig() -> Any:
     return typer.Option(None, "--kubeconfig", help=KUBECONFIG_HELP)
-
-
-def _list_of(texts: Iterable[str], *, what: str, flag: str) -> list[str]:
-    """Comma-separated (and repeated) names, deduplicated in order, each a valid name."""
-    found = list(
-        dict.fromkeys(part.strip() for text in texts for part in text.split(",") if part.strip())
-    )
-    for name in found:
-        if problems := names.is_dns1123_subdomain(name):
-            fail(f'{flag}: "{name}" is not {what}: {"; ".join(problems)}', code=2)
-    return found
 
 
 def _annotations(texts: list[str]) -> dict[str, str]:
@@ -99,8 +95,8 @@ def enable(
     kubeconfig: Path = _kubeconfig(),
 ) -> None:
     """Enable add-ons on managed clusters: create each one's ManagedClusterAddOn."""
-    addons = _list_of(addon_names, what="an add-on name", flag="--names")
-    clusters = _list_of(cluster_names, what="a cluster name", flag="--clusters")
+    addons = name_list(addon_names, what="an add-on name", flag="--names")
+    clusters = name_list(cluster_names, what="a cluster name", flag="--clusters")
     if problems := names.is_dns1123_label(namespace):
         fail(f'--namespace "{namespace}" is invalid: {"; ".join(problems)}', code=2)
     if not addons or not clusters:
@@ -196,8 +192,8 @@ def disable(
 ) -> None:
     """Disable add-ons on managed clusters: delete each one's ManagedClusterAddOn (its
     manager then removes what it deployed and granted)."""
-    addons = _list_of(addon_names, what="an add-on name", flag="--names")
-    clusters = _list_of(cluster_names, what="a cluster name", flag="--clusters")
+    addons = name_list(addon_names, what="an add-on name", flag="--names")
+    clusters = name_list(cluster_names, what="a cluster name", flag="--clusters")
     if not addons:
         fail("--names needs at least one add-on name", code=2)
     if bool(clusters) == all_clusters:
@@ -308,8 +304,8 @@ def get_addons(
     RegistrationApplied conditions."""
     if output not in OUTPUTS:
         fail(f"--output must be one of {', '.join(OUTPUTS)}", code=2)
-    addons = _list_of(addon_names or [], what="an add-on name", flag="NAME")
-    clusters = _list_of(cluster_names, what="a cluster name", flag="--cluster")
+    addons = name_list(addon_names or [], what="an add-on name", flag="NAME")
+    clusters = name_list(cluster_names, what="a cluster name", flag="--cluster")
     items = run(_list(kubeconfig, set(addons), set(clusters)))
     if output == "table":
         _print_table(items)

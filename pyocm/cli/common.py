@@ -7,7 +7,7 @@ import asyncio
 import logging
 import os
 import signal
-from collections.abc import Coroutine
+from collections.abc import Coroutine, Iterable
 from pathlib import Path
 from typing import Any, NoReturn, TypeVar
 
@@ -15,6 +15,7 @@ import typer
 
 from pyocm.apiserver.config import default_data_dir
 from pyocm.base.loop import run_main
+from pyocm.kube import names
 from pyocm.kube.status import ApiError
 from pyocm.registration.agent.errors import AgentError
 from pyocm.registration.hub.accept import AcceptError
@@ -128,3 +129,15 @@ def fix_mmap_threshold() -> bool:
     except (OSError, AttributeError):  # not glibc
         return False
     return bool(mallopt(_M_MMAP_THRESHOLD, MMAP_THRESHOLD))
+
+
+def name_list(texts: Iterable[str], *, what: str, flag: str) -> list[str]:
+    """Comma-separated (and repeated) names, deduplicated in order; a usage error naming
+    ``flag`` for one that is not a DNS-1123 subdomain (``what`` says what it should be)."""
+    found = list(
+        dict.fromkeys(part.strip() for text in texts for part in text.split(",") if part.strip())
+    )
+    for name in found:
+        if problems := names.is_dns1123_subdomain(name):
+            fail(f'{flag}: "{name}" is not {what}: {"; ".join(problems)}', code=2)
+    return found

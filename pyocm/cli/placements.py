@@ -28,7 +28,7 @@ from pyocm.api import conditions, models, shapes, wellknown
 from pyocm.api import kinds as ocm
 from pyocm.api.models.cluster_v1beta1 import Placement, PlacementSpec
 from pyocm.api.models.meta_v1 import ObjectMeta
-from pyocm.cli.common import KUBECONFIG_HELP, connect, fail, run
+from pyocm.cli.common import KUBECONFIG_HELP, connect, fail, name_list, run
 from pyocm.kube import kinds, names
 from pyocm.kube.status import ApiError
 from pyocm.runtime.client import Api
@@ -55,12 +55,9 @@ def _placement_name(text: str) -> str:
 
 
 def _set_names(text: str) -> list[str]:
-    found = list(dict.fromkeys(name.strip() for name in text.split(",") if name.strip()))
+    found = name_list([text], what="a cluster set name", flag="--clusterset")
     if not found:
         fail("--clusterset needs at least one cluster set name", code=2)
-    for name in found:
-        if problems := names.is_dns1123_subdomain(name):
-            fail(f'--clusterset: "{name}" is not a cluster set name: {"; ".join(problems)}', code=2)
     return found
 
 

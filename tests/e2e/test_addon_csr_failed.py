@@ -23,6 +23,7 @@ from pyocm.registration.agent.addons.options import AddOnOptions
 from pyocm.runtime.client import Api
 from pyocm.testing import HubProcess
 from tests.agents import embedded, running_agent
+from tests.conftest import hub_process
 from tests.e2e.test_addon_registration import Hello, addon_manager
 from tests.support import eventually
 
@@ -35,12 +36,7 @@ BROKEN_KEY = b"-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n"
 def hub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HubProcess]:
     """A hub of this module's own, without controllers: the test runs them in-process,
     with its add-on registered."""
-    process = HubProcess(
-        tmp_path_factory.mktemp("addon-csr-failed"), extra_args=["--no-controllers"]
-    )
-    process.start()
-    yield process
-    assert process.stop() == 0, process.log()[-4000:]
+    yield from hub_process(tmp_path_factory, "addon-csr-failed", ["--no-controllers"])
 
 
 def ca_secret(namespace: str, ca: CertificateAuthority, *, key: bytes) -> Obj:

@@ -23,6 +23,7 @@ from pyocm.runtime.client import Api
 from pyocm.testing import HubProcess
 from tests.agents import condition, embedded, running_agent
 from tests.cli import Running, pyocm
+from tests.conftest import hub_process
 from tests.support import eventually
 
 INSTALL_NS = "open-cluster-management-agent-addon"
@@ -33,12 +34,7 @@ FAST = AddOnOptions(health_period=0.5, lease_grace=3.0)
 
 @pytest.fixture(scope="module")
 def hub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HubProcess]:
-    process = HubProcess(
-        tmp_path_factory.mktemp("addon-hub"), extra_args=["--addons", "helloworld"]
-    )
-    process.start()
-    yield process
-    assert process.stop() == 0, process.log()[-4000:]
+    yield from hub_process(tmp_path_factory, "addon-hub", ["--addons", "helloworld"])
 
 
 async def available(api: Api, cluster: str) -> tuple[str, str]:

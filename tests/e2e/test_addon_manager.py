@@ -34,6 +34,7 @@ from pyocm.runtime.client import Api
 from pyocm.runtime.events import Recorder
 from pyocm.runtime.manager import Manager
 from pyocm.testing import HubProcess
+from tests.conftest import hub_process
 from tests.support import cluster_set, label_selector
 from tests.support import eventually as _eventually
 
@@ -61,13 +62,9 @@ GO_CLIENT_ADC_HASH = "ea4e6089e8b2f584c1cd8b86e16a15df3186b30744f433ede7436091c9
 def hub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HubProcess]:
     """The placement controller decides; the registration controllers make namespaces;
     the add-on manager is the test's."""
-    process = HubProcess(
-        tmp_path_factory.mktemp("addon-manager-hub"),
-        extra_args=["--feature-gates", "AddonManagement=false"],
+    yield from hub_process(
+        tmp_path_factory, "addon-manager-hub", ["--feature-gates", "AddonManagement=false"]
     )
-    process.start()
-    yield process
-    assert process.stop() == 0, process.log()[-4000:]
 
 
 @dataclass

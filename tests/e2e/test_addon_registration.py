@@ -47,6 +47,7 @@ from pyocm.registration.hub.manager import build_hub_manager
 from pyocm.runtime.client import Api
 from pyocm.runtime.events import Recorder
 from pyocm.testing import HubProcess
+from tests.conftest import hub_process
 from tests.support import eventually
 
 Obj = dict[str, Any]
@@ -58,12 +59,7 @@ MANAGED_CLUSTERS = "system:open-cluster-management:managed-clusters"
 def hub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HubProcess]:
     """A hub of this module's own, without controllers: the test runs them in-process,
     with its add-ons registered."""
-    process = HubProcess(
-        tmp_path_factory.mktemp("addon-registration"), extra_args=["--no-controllers"]
-    )
-    process.start()
-    yield process
-    assert process.stop() == 0, process.log()[-4000:]
+    yield from hub_process(tmp_path_factory, "addon-registration", ["--no-controllers"])
 
 
 class Hello:

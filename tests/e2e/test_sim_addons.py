@@ -22,6 +22,7 @@ from pyocm.sim.fleet import Fleet, FleetOptions
 from pyocm.sim.memoryspoke import MemorySpoke
 from pyocm.testing import HubProcess
 from tests.agents import condition
+from tests.conftest import hub_process
 from tests.support import eventually
 
 INSTALL_NS = "open-cluster-management-agent-addon"
@@ -32,12 +33,7 @@ FAST = AddOnOptions(health_period=0.5)
 
 @pytest.fixture(scope="module")
 def hub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HubProcess]:
-    process = HubProcess(
-        tmp_path_factory.mktemp("sim-addon-hub"), extra_args=["--addons", "helloworld"]
-    )
-    process.start()
-    yield process
-    assert process.stop() == 0, process.log()[-4000:]
+    yield from hub_process(tmp_path_factory, "sim-addon-hub", ["--addons", "helloworld"])
 
 
 @contextlib.asynccontextmanager

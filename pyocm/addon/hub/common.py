@@ -149,3 +149,17 @@ def _merge_patch(old: Mapping[str, Any], new: Mapping[str, Any]) -> Obj:
         elif value != before:
             patch[key] = copy.deepcopy(value)
     return patch
+
+
+def managed_addon(
+    mcas: Informer, cmas: Informer, key: str
+) -> tuple[dict[str, Any], dict[str, Any]] | None:
+    """The cached MCA ``key`` and its ClusterManagementAddOn, when both exist and the
+    add-on manager manages the add-on (what per-MCA controllers act on)."""
+    mca = mcas.store.get(key)
+    if mca is None:
+        return None
+    cma = cmas.store.get(mca["metadata"]["name"])
+    if cma is None or not managed_by_addon_manager(cma):
+        return None
+    return mca, cma

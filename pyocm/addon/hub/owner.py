@@ -59,12 +59,10 @@ class OwnerController:
     cmas: Informer
 
     async def reconcile(self, key: str) -> None:
-        mca = self.mcas.store.get(key)
-        if mca is None:
+        found = common.managed_addon(self.mcas, self.cmas, key)
+        if found is None:
             return
-        cma = self.cmas.store.get(mca["metadata"]["name"])
-        if cma is None or not common.managed_by_addon_manager(cma):
-            return
+        mca, cma = found
         updated = copy.deepcopy(mca)
         refs = updated["metadata"].setdefault("ownerReferences", [])
         if merge_owner(refs, common.owner_reference(cma)):

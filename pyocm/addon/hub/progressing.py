@@ -123,12 +123,10 @@ class ProgressingController:
     clock: Clock
 
     async def reconcile(self, key: str) -> None:
-        mca = self.mcas.store.get(key)
-        if mca is None:
+        found = common.managed_addon(self.mcas, self.cmas, key)
+        if found is None:
             return
-        cma = self.cmas.store.get(mca["metadata"]["name"])
-        if cma is None or not common.managed_by_addon_manager(cma):
-            return
+        mca, _cma = found
         status = copy.deepcopy(mca.get("status", {}))
         reason, message = self._judge(mca, status)
         condition_status = "True" if reason == "Progressing" else "False"
