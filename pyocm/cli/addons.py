@@ -18,7 +18,6 @@ cluster, and exits 1.
 from __future__ import annotations
 
 import json
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -29,8 +28,11 @@ from rich.table import Table
 
 from pyocm.addon import helloworld
 from pyocm.addon.builtin import is_helloworld
-from pyocm.addon.helloworld.agent import AgentOptions, HelloworldAgent
-from pyocm.addon.secretvolume import SecretVolume, run_with_secret
+from pyocm.addon.helloworld.agent import (
+    AgentOptions,
+    HelloworldAgent,
+    run_with_issued_credential,
+)
 from pyocm.api import catalog, conditions, shapes, wellknown
 from pyocm.api import kinds as ocm
 from pyocm.cli.common import (
@@ -271,22 +273,11 @@ async def _run_agent(
     kubeconfig: Path | None, hub_kubeconfig: Path | None, options: AgentOptions
 ) -> None:
     async with connect(kubeconfig) as spoke:
-
-        async def with_hub(path: Path) -> None:
-            async with Api.from_kubeconfig(path) as hub:
-                await HelloworldAgent(hub=hub, spoke=spoke, options=options).run()
-
-        if hub_kubeconfig is not None:
-            await with_hub(hub_kubeconfig)
+        if hub_kubeconfig is None:
+            await run_with_issued_credential(spoke, options)
             return
-        with tempfile.TemporaryDirectory(prefix=f"pyocm-{options.addon}-hub-") as root:
-            volume = SecretVolume(
-                spoke,
-                namespace=options.namespace,
-                name=f"{options.addon}-hub-kubeconfig",
-                directory=Path(root) / "hub-kubeconfig",
-            )
-            await run_with_secret(volume, lambda path: with_hub(path / "kubeconfig"))
+        async with Api.from_kubeconfig(hub_kubeconfig) as hub:
+            await HelloworldAgent(hub=hub, spoke=spoke, options=options).run()
 
 
 # --- get ---------------------------------------------------------------------------------

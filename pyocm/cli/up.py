@@ -34,6 +34,7 @@ from pyocm.cli.hub import parse_addons
 from pyocm.klusterlet.agent import Klusterlet
 from pyocm.kube import kinds
 from pyocm.local import crdinstall
+from pyocm.local.addonagents import AddonAgentRunner
 from pyocm.local.embedded import EmbeddedCluster
 from pyocm.pki.kubeconfig import build_kubeconfig
 from pyocm.registration import bootstraptoken
@@ -109,6 +110,8 @@ async def _up(root: Path, host: str, port: int, count: int, options: HubOptions)
             )
             # The klusterlet: registration, then the work agent with its credential.
             tasks.append(asyncio.create_task(Klusterlet.for_cluster(agent, cluster.api).run()))
+            # No kubelet runs its Deployments; pyocm's own add-on agents are run here.
+            tasks.append(asyncio.create_task(AddonAgentRunner(cluster.api).run()))
         for name in names:
             await accept_cluster(api, name, wait=True, timeout=60)
         await _wait_available(api, names)

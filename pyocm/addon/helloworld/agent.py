@@ -17,8 +17,11 @@ from __future__ import annotations
 
 import asyncio
 import random
+import tempfile
 from dataclasses import dataclass
+from pathlib import Path
 
+from pyocm.addon.secretvolume import SecretVolume, run_with_secret
 from pyocm.base.clock import Clock, RealClock
 from pyocm.kube import kinds
 from pyocm.kube.status import ApiError
@@ -107,3 +110,22 @@ class HelloworldAgent:
             return
         lease.setdefault("spec", {})["renewTime"] = now
         await self.spoke.update(kinds.LEASE, lease)
+
+
+async def run_with_issued_credential(
+    spoke: Api, options: AgentOptions, *, secret: str | None = None
+) -> None:
+    """Run the agent with the hub credential its registration issued: the Secret
+    ``secret`` (default ``<addon>-hub-kubeconfig``) in its namespace on the managed
+    cluster, written out as a Secret volume would mount it and followed as it rotates."""
+    name = secret or f"{options.addon}-hub-kubeconfig"
+
+    async def with_hub(path: Path) -> None:
+        async with Api.from_kubeconfig(path / "kubeconfig") as hub:
+            await HelloworldAgent(hub=hub, spoke=spoke, options=options).run()
+
+    with tempfile.TemporaryDirectory(prefix=f"pyocm-{options.addon}-hub-") as root:
+        volume = SecretVolume(
+            spoke, namespace=options.namespace, name=name, directory=Path(root) / name
+        )
+        await run_with_secret(volume, with_hub)
