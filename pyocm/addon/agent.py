@@ -28,14 +28,13 @@ from pyocm.api.models.work_v1 import (
 from pyocm.api.models.work_v1 import (
     ManifestWorkStatusResourceStatusManifestStatusFeedback as StatusFeedback,
 )
+from pyocm.registration.agent import certs
 from pyocm.runtime.client import Api
 
 Obj = dict[str, Any]
 
 #: The signer of a client certificate for the hub's own API server.
-KUBE_CLIENT_SIGNER = "kubernetes.io/kube-apiserver-client"
-#: Where add-on agents are installed unless a config or the add-on says otherwise.
-DEFAULT_INSTALL_NAMESPACE = "open-cluster-management-agent-addon"
+KUBE_CLIENT_SIGNER = certs.SIGNER
 PREFIX = "system:open-cluster-management:"
 
 

@@ -52,7 +52,6 @@ from pyocm.runtime.client import Api
 _FOUND = catalog.find(group=wellknown.ADDON_GROUP, version="v1alpha1", kind="ManagedClusterAddOn")
 #: What clusteradm reads and writes: the storage version.
 MCA = Kind(_FOUND.group, _FOUND.version, _FOUND.kind, _FOUND.plural, _FOUND.namespaced)
-DEFAULT_NAMESPACE = "open-cluster-management-agent-addon"
 OUTPUTS = ("table", "yaml", "json", "name")
 SHOWN_CONDITIONS = ("Available", "ManifestApplied", "RegistrationApplied")
 HEADERS = ("NAME", "CLUSTER", "NAMESPACE", *(c.upper() for c in SHOWN_CONDITIONS))
@@ -89,7 +88,10 @@ def enable(
         ..., "--clusters", help="Managed clusters to enable them on (comma-separated or repeated)."
     ),
     namespace: str = typer.Option(
-        DEFAULT_NAMESPACE, "-n", "--namespace", help="Namespace on the cluster to install into."
+        wellknown.ADDON_DEFAULT_INSTALL_NAMESPACE,
+        "-n",
+        "--namespace",
+        help="Namespace on the cluster to install into.",
     ),
     annotate: list[str] = typer.Option(
         [], "--annotate", help="KEY=VALUE annotations for the ManagedClusterAddOns; repeatable."

@@ -26,6 +26,7 @@ from pyocm.api import wellknown
 from pyocm.api.models.addon_v1beta1 import ManagedClusterAddOn
 from pyocm.api.models.cluster_v1 import ManagedCluster
 from pyocm.kube import kinds
+from pyocm.registration.agent.addons.config import hub_kubeconfig_secret
 from pyocm.runtime.client import Api
 from pyocm.runtime.ensure import ensure
 
@@ -38,7 +39,6 @@ AGENT_NAME = "helloworld-agent"
 IMAGE = "quay.io/open-cluster-management/helloworld-addon:latest"
 #: The ClusterRole the agent is granted in its cluster's namespace on the hub.
 HUB_ROLE = "open-cluster-management:helloworld:agent"
-INSTALL_NAMESPACE_ANNOTATION = "addon.open-cluster-management.io/v1alpha1-install-namespace"
 
 
 def hub_role() -> Obj:
@@ -134,7 +134,7 @@ class Helloworld:
             "spec": {
                 "serviceAccountName": f"{self.name}-agent-sa",
                 "volumes": [
-                    {"name": "hub-config", "secret": {"secretName": f"{addon}-hub-kubeconfig"}}
+                    {"name": "hub-config", "secret": {"secretName": hub_kubeconfig_secret(addon)}}
                 ],
                 "containers": [container],
             },
@@ -150,7 +150,7 @@ class Helloworld:
 def install_namespace(addon: ManagedClusterAddOn) -> str:
     """The MCA's install namespace (kept in an annotation in v1beta1), else ``default``."""
     annotations = addon.get("metadata", {}).get("annotations") or {}
-    return annotations.get(INSTALL_NAMESPACE_ANNOTATION) or INSTALL_NAMESPACE
+    return annotations.get(wellknown.ADDON_INSTALL_NAMESPACE_ANNOTATION) or INSTALL_NAMESPACE
 
 
 _FROM_CONFIG = install_namespace_from_deployment_config()

@@ -26,6 +26,7 @@ from pyocm.base.clock import Clock, RealClock
 from pyocm.kube import kinds
 from pyocm.kube.status import ApiError
 from pyocm.kube.timefmt import format_micro
+from pyocm.registration.agent.addons.config import hub_kubeconfig_secret
 from pyocm.runtime.client import Api
 from pyocm.runtime.controller import Controller
 from pyocm.runtime.informer import Informer
@@ -118,7 +119,7 @@ async def run_with_issued_credential(
     """Run the agent with the hub credential its registration issued: the Secret
     ``secret`` (default ``<addon>-hub-kubeconfig``) in its namespace on the managed
     cluster, written out as a Secret volume would mount it and followed as it rotates."""
-    name = secret or f"{options.addon}-hub-kubeconfig"
+    name = secret or hub_kubeconfig_secret(options.addon)
 
     async def with_hub(path: Path) -> None:
         async with Api.from_kubeconfig(path / "kubeconfig") as hub:

@@ -17,7 +17,7 @@ from typing import Any
 
 from pyocm.addon.hub import common
 from pyocm.api import kinds as ocm
-from pyocm.api import models
+from pyocm.api import models, wellknown
 from pyocm.api.models.addon_v1beta1 import ClusterManagementAddOn
 from pyocm.kube.status import ApiError
 from pyocm.runtime.client import Api
@@ -27,7 +27,7 @@ CONTROLLER_NAME = "addon-annotation-controller"
 #: Where v1beta1 keeps a v1alpha1 MCA's ``spec.installNamespace``: not a cluster's
 #: annotation, though its key has the prefix. Upstream's sync removes it (and with it the
 #: install namespace, moving the agent's credential); pyocm leaves it to the MCA.
-INSTALL_NAMESPACE = "addon.open-cluster-management.io/v1alpha1-install-namespace"
+INSTALL_NAMESPACE = wellknown.ADDON_INSTALL_NAMESPACE_ANNOTATION
 MCA_BY_NAMESPACE = "namespace"
 
 

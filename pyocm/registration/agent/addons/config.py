@@ -22,8 +22,6 @@ from pyocm.api.models.addon_v1beta1 import (
 )
 from pyocm.registration.agent import certs
 
-#: Upstream's default install namespace (the klusterlet operator creates it).
-DEFAULT_INSTALL_NAMESPACE = "open-cluster-management-agent-addon"
 KUBE_CLIENT = "kubeClient"
 CUSTOM_SIGNER = "customSigner"
 #: The only kubeClient driver pyocm's agent has (upstream's ``--addon-kubeclient-registration-auth``
@@ -74,7 +72,8 @@ def install_namespace(addon: ManagedClusterAddOn) -> str:
         return found
     annotations = addon["metadata"].get("annotations", {})
     return (
-        annotations.get(wellknown.ADDON_INSTALL_NAMESPACE_ANNOTATION) or DEFAULT_INSTALL_NAMESPACE
+        annotations.get(wellknown.ADDON_INSTALL_NAMESPACE_ANNOTATION)
+        or wellknown.ADDON_DEFAULT_INSTALL_NAMESPACE
     )
 
 
@@ -83,12 +82,17 @@ def running_outside(addon: ManagedClusterAddOn) -> bool:
     return bool(annotations.get(wellknown.ADDON_HOSTING_CLUSTER_ANNOTATION))
 
 
+def hub_kubeconfig_secret(addon: str) -> str:
+    """The Secret holding an add-on agent's hub kubeconfig (KubeClient registration)."""
+    return f"{addon}-hub-kubeconfig"
+
+
 def secret_name(addon: str, registration: ManagedClusterAddOnStatusRegistration) -> str | None:
     """``<addon>-hub-kubeconfig`` or ``<addon>-<signer, / as ->-client-cert``; None when
     upstream would skip the entry."""
     kind = registration.get("type")
     if kind == KUBE_CLIENT and "kubeClient" in registration:
-        return f"{addon}-hub-kubeconfig"
+        return hub_kubeconfig_secret(addon)
     signer = registration.get("customSigner", {}).get("signerName", "")
     if kind == CUSTOM_SIGNER and signer:
         return f"{addon}-{signer.replace('/', '-')}-client-cert"
