@@ -17,12 +17,10 @@ cluster, and exits 1.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 import typer
-import yaml
 from rich.console import Console
 from rich.table import Table
 
@@ -38,6 +36,7 @@ from pyocm.api import kinds as ocm
 from pyocm.cli.common import (
     KUBECONFIG_HELP,
     connect,
+    echo_list,
     fail,
     name_list,
     run,
@@ -307,11 +306,7 @@ def get_addons(
             meta = item["metadata"]
             typer.echo(f"{RESOURCE}/{meta['name']} -n {meta['namespace']}")
     else:
-        listed = {"apiVersion": "v1", "kind": "List", "items": items, "metadata": {}}
-        if output == "json":
-            typer.echo(json.dumps(listed, indent=4))
-        else:
-            typer.echo(yaml.safe_dump(listed, sort_keys=True, default_flow_style=False), nl=False)
+        echo_list(items, output=output)
 
 
 async def _list(

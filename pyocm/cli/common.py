@@ -4,6 +4,7 @@ and turning failures into one clear line and an exit code."""
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import os
 import signal
@@ -12,6 +13,7 @@ from pathlib import Path
 from typing import Any, NoReturn, TypeVar
 
 import typer
+import yaml
 
 from pyocm.apiserver.config import default_data_dir
 from pyocm.base.loop import run_main
@@ -141,3 +143,12 @@ def name_list(texts: Iterable[str], *, what: str, flag: str) -> list[str]:
         if problems := names.is_dns1123_subdomain(name):
             fail(f'{flag}: "{name}" is not {what}: {"; ".join(problems)}', code=2)
     return found
+
+
+def echo_list(items: list[dict[str, Any]], *, output: str) -> None:
+    """``items`` as kubectl prints ``-o json`` or ``-o yaml`` of a list."""
+    listed = {"apiVersion": "v1", "kind": "List", "items": items, "metadata": {}}
+    if output == "json":
+        typer.echo(json.dumps(listed, indent=4))
+    else:
+        typer.echo(yaml.safe_dump(listed, sort_keys=True, default_flow_style=False), nl=False)

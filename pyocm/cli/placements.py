@@ -14,13 +14,11 @@ such a Placement and selects from the set as soon as a binding appears.
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 from typing import Any
 
 import typer
-import yaml
 from rich.console import Console
 from rich.table import Table
 
@@ -28,7 +26,7 @@ from pyocm.api import conditions, models, shapes, wellknown
 from pyocm.api import kinds as ocm
 from pyocm.api.models.cluster_v1beta1 import Placement, PlacementSpec
 from pyocm.api.models.meta_v1 import ObjectMeta
-from pyocm.cli.common import KUBECONFIG_HELP, connect, fail, name_list, run
+from pyocm.cli.common import KUBECONFIG_HELP, connect, echo_list, fail, name_list, run
 from pyocm.kube import kinds, names
 from pyocm.kube.status import ApiError
 from pyocm.runtime.client import Api
@@ -179,11 +177,7 @@ def get_placements(
         for placement in placements:
             typer.echo(f"{RESOURCE}/{placement['metadata']['name']}")
     else:
-        listed = {"apiVersion": "v1", "kind": "List", "items": placements, "metadata": {}}
-        if output == "json":
-            typer.echo(json.dumps(listed, indent=4))
-        else:
-            typer.echo(yaml.safe_dump(listed, sort_keys=True, default_flow_style=False), nl=False)
+        echo_list(placements, output=output)
 
 
 def _where(namespace: str | None) -> str:

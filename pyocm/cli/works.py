@@ -10,7 +10,6 @@ cluster namespace (no default role grants it: the hub admin binds one).
 from __future__ import annotations
 
 import asyncio
-import json
 import time
 from collections.abc import Iterable
 from datetime import UTC, datetime
@@ -18,7 +17,6 @@ from pathlib import Path
 from typing import Any
 
 import typer
-import yaml
 from rich.console import Console
 from rich.table import Table
 
@@ -28,7 +26,7 @@ from pyocm.api.models.work_v1 import ManifestWork
 from pyocm.api.models.work_v1alpha1 import ManifestWorkReplicaSet
 from pyocm.cli import manifestfiles
 from pyocm.cli.clusters import age
-from pyocm.cli.common import KUBECONFIG_HELP, connect, fail, run
+from pyocm.cli.common import KUBECONFIG_HELP, connect, echo_list, fail, run
 from pyocm.kube import kinds, names
 from pyocm.kube.status import ApiError
 from pyocm.runtime.client import Api
@@ -285,11 +283,7 @@ def get_works(
         for work in works:
             typer.echo(f"{RESOURCE}/{work['metadata']['name']}")
     else:
-        listed = {"apiVersion": "v1", "kind": "List", "items": works, "metadata": {}}
-        if output == "json":
-            typer.echo(json.dumps(listed, indent=4))
-        else:
-            typer.echo(yaml.safe_dump(listed, sort_keys=True, default_flow_style=False), nl=False)
+        echo_list(works, output=output)
 
 
 async def _list(
