@@ -400,7 +400,15 @@ async def test_placement_configs_and_install_progression(world: World) -> None:
 
 async def complete(world: World, cluster: str) -> None:
     """Act as the deploy controller and the work agent: the add-on's work carries the
-    MCA's desired config hashes and is applied and available."""
+    MCA's desired config hashes and is applied and available. Done once, so it waits, as
+    the deploy controller's config check does, until every desired config has its hash
+    (Configured can come before the hashes under load)."""
+
+    async def hashed() -> bool:
+        refs = (await world.mca(cluster))["status"]["configReferences"]
+        return all(r["desiredConfig"].get("specHash") for r in refs)
+
+    await eventually(hashed)
     mca = await world.mca(cluster)
     hashes = {
         f"addondeploymentconfigs.addon.open-cluster-management.io/{r['desiredConfig']['namespace']}/{r['desiredConfig']['name']}": r[
