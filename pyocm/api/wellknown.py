@@ -45,6 +45,11 @@ ADDON_LIFECYCLE_SELF: Final = "self"
 ADDON_INSTALL_NAMESPACE_ANNOTATION: Final = (
     "addon.open-cluster-management.io/v1alpha1-install-namespace"
 )
+#: pyocm's mark on an MCA the Placements install strategy created: only marked MCAs are
+#: removed when their cluster leaves the strategy's placements, so one a user created
+#: stays (upstream removes every MCA; see pyocm/addon/hub/install.py).
+ADDON_INSTALLED_BY_ANNOTATION: Final = "addons.pyocm.io/installed-by"
+ADDON_INSTALLED_BY_STRATEGY: Final = "install-strategy"
 ADDON_HOSTING_CLUSTER_ANNOTATION: Final = "addon.open-cluster-management.io/hosting-cluster-name"
 ADDON_PRE_DELETE_ANNOTATION: Final = "addon.open-cluster-management.io/addon-pre-delete"
 ADDON_DELETION_ORPHAN_ANNOTATION: Final = "addon.open-cluster-management.io/deletion-orphan"

@@ -48,6 +48,7 @@ ADC = kinds.Kind(
 )
 ADC_GR = {"group": "addon.open-cluster-management.io", "resource": "addondeploymentconfigs"}
 INSTALL_NAMESPACE_ANNOTATION = "addon.open-cluster-management.io/v1alpha1-install-namespace"
+INSTALLED_BY = "addons.pyocm.io/installed-by"
 AGENTLESS = [
     {"key": "cluster.open-cluster-management.io/unreachable", "operator": "Exists"},
     {"key": "cluster.open-cluster-management.io/unavailable", "operator": "Exists"},
@@ -236,7 +237,10 @@ async def test_placements_install_creates_owns_and_removes_mcas(world: World) ->
             "blockOwnerDeletion": True,
         }
     ]
-    assert addon_annotations(mca) == {"addon.open-cluster-management.io/x": "1"}
+    assert addon_annotations(mca) == {
+        "addon.open-cluster-management.io/x": "1",
+        INSTALLED_BY: "install-strategy",
+    }
 
     # A cluster's add-on annotations follow onto its MCA.
     await world.api.patch(
@@ -254,25 +258,43 @@ async def test_placements_install_creates_owns_and_removes_mcas(world: World) ->
 
     async def synced() -> bool:
         assert addon_annotations(await world.mca(one)) == {
-            "addon.open-cluster-management.io/y": "2"
+            "addon.open-cluster-management.io/y": "2",
+            INSTALLED_BY: "install-strategy",
         }
         return True
 
     await eventually(synced)
 
-    # Leaving the placement removes the MCA; a user's MCA where no placement selects is
-    # removed too (upstream's rule under Placements); a deleted selected one comes back.
+    # Leaving the placement removes the MCA the strategy created; an MCA a user created
+    # stays, where no placement selects and after its cluster leaves (upstream removes
+    # both); a deleted selected one comes back.
     await world.api.create(
         ocm.MANAGED_CLUSTER_ADDON,
         {"metadata": {"name": world.addon, "namespace": three}, "spec": {}},
     )
+    four = await world.cluster("four")
+    await world.api.create(
+        ocm.MANAGED_CLUSTER_ADDON,
+        {"metadata": {"name": world.addon, "namespace": four}, "spec": {}},
+    )
+
+    async def owned_by_cma() -> bool:
+        for cluster in (three, four):
+            refs = (await world.mca(cluster))["metadata"].get("ownerReferences")
+            assert refs and refs[0]["uid"] == cma["metadata"]["uid"]
+        return True
+
+    await eventually(owned_by_cma)
+    # Four leaves first, so the pass that removes two's MCA has seen four leave too.
+    await world.relabel(four, "no")
     await world.relabel(two, "no")
 
     async def left() -> bool:
-        assert await world.mca_clusters() == [one]
+        assert await world.mca_clusters() == [one, three, four]
         return True
 
     await eventually(left)
+    assert INSTALLED_BY not in (await world.mca(four))["metadata"].get("annotations", {})
     first_uid = (await world.mca(one))["metadata"]["uid"]
     await world.api.delete(ocm.MANAGED_CLUSTER_ADDON, world.addon, namespace=one)
 

@@ -4,9 +4,14 @@ For a ClusterManagementAddOn the add-on manager manages, with install strategy
 Placements: the clusters every strategy placement's PlacementDecisions name (placements
 that do not exist are skipped) each get an MCA ``{name: <cma>, namespace: <cluster>}``
 owned by the CMA and carrying the cluster's ``addon.open-cluster-management.io*``
-annotations; every other MCA of the add-on is deleted, as upstream does, whoever
-created it (under Placements the placements alone say where the add-on runs). A
-deleted MCA of a selected cluster is created again on the next pass.
+annotations. A deleted MCA of a selected cluster is created again on the next pass.
+
+When a cluster leaves the placements, its MCA is deleted only if the strategy created
+it: the issue asks that an MCA a user created stays. The strategy marks what it
+creates with the annotation ``addons.pyocm.io/installed-by: install-strategy``; an MCA
+without it (created by a user, by a tool, or by upstream's manager before pyocm's ran)
+is the user's. Upstream deletes every MCA of the add-on that no placement selects,
+whoever created it. A user adopts a strategy's MCA by removing the annotation.
 """
 
 from __future__ import annotations
@@ -17,7 +22,7 @@ from dataclasses import dataclass
 
 from pyocm.addon.hub import common
 from pyocm.api import kinds as ocm
-from pyocm.api import models
+from pyocm.api import models, wellknown
 from pyocm.api.models.addon_v1beta1 import ClusterManagementAddOn, ClusterManagementAddOnSpec
 from pyocm.api.models.cluster_v1beta1 import PlacementDecision
 from pyocm.kube.status import ApiError
@@ -41,6 +46,14 @@ def selected_clusters(decisions: Iterable[PlacementDecision]) -> set[str]:
     }
 
 
+def installed_by_strategy(mca: common.Obj) -> bool:
+    annotations = mca["metadata"].get("annotations") or {}
+    return bool(
+        annotations.get(wellknown.ADDON_INSTALLED_BY_ANNOTATION)
+        == wellknown.ADDON_INSTALLED_BY_STRATEGY
+    )
+
+
 class InstallError(Exception):
     """Some MCAs could not be created or deleted (the rest were)."""
 
@@ -61,13 +74,16 @@ class InstallController:
         if not common.placements_strategy(cma):
             return
         existing = {
-            m["metadata"]["namespace"] for m in self.mcas.store.by_index(common.MCA_BY_NAME, name)
+            m["metadata"]["namespace"]: m
+            for m in self.mcas.store.by_index(common.MCA_BY_NAME, name)
         }
         required = self.required_clusters(cma["spec"])
         errors: list[str] = []
-        for cluster in sorted(required - existing):
+        for cluster in sorted(required - existing.keys()):
             await self._create(cma, cluster, errors)
-        for cluster in sorted(existing - required):
+        for cluster in sorted(existing.keys() - required):
+            if not installed_by_strategy(existing[cluster]):
+                continue
             try:
                 await self.api.delete(ocm.MANAGED_CLUSTER_ADDON, name, namespace=cluster)
             except ApiError as err:
@@ -101,9 +117,10 @@ class InstallController:
             "namespace": cluster,
             "ownerReferences": [common.owner_reference(cma)],
         }
-        annotations = common.addon_annotations(managed["metadata"].get("annotations"))
-        if annotations:
-            meta["annotations"] = annotations
+        meta["annotations"] = {
+            **common.addon_annotations(managed["metadata"].get("annotations")),
+            wellknown.ADDON_INSTALLED_BY_ANNOTATION: wellknown.ADDON_INSTALLED_BY_STRATEGY,
+        }
         mca = {
             "apiVersion": ocm.MANAGED_CLUSTER_ADDON.api_version,
             "kind": ocm.MANAGED_CLUSTER_ADDON.kind,
