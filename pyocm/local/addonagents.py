@@ -6,8 +6,9 @@ is run for real: a pyocm add-on agent, ``pyocm addon agent <addon> ...`` (the he
 add-on and its test copies), which the add-on's work deploys. For each such Deployment
 this runner runs the agent in this process, with the cluster and namespace its
 arguments name and the hub credential its Secret volume names (read from the cluster as
-a kubelet mounts it, and followed as it rotates), until the Deployment goes or stops
-asking for it. Every other container is left alone.
+a kubelet mounts it, and followed as it rotates), until the Deployment goes, is scaled
+to zero replicas, or stops asking for it. One agent at most runs per Deployment, whatever
+its replicas. Every other container is left alone.
 """
 
 from __future__ import annotations
@@ -38,8 +39,12 @@ class AgentSpec:
 
 
 def agent_spec(deployment: Mapping[str, Any]) -> AgentSpec | None:
-    """The pyocm add-on agent a Deployment's first such container runs, or None."""
-    pod = (deployment.get("spec") or {}).get("template", {}).get("spec") or {}
+    """The pyocm add-on agent a Deployment's first such container runs, or None (also
+    when the Deployment is scaled to zero, as a kubelet would then run no pod)."""
+    spec = deployment.get("spec") or {}
+    if spec.get("replicas", 1) == 0:
+        return None
+    pod = spec.get("template", {}).get("spec") or {}
     for container in pod.get("containers") or []:
         args = [str(a) for a in (container.get("command") or []) + (container.get("args") or [])]
         if tuple(args[:3]) != COMMAND or len(args) < 4 or not is_helloworld(args[3]):

@@ -40,3 +40,11 @@ async def test_no_secret_volume_at_the_kubeconfig_means_not_run() -> None:
     [*_, deployment] = await Helloworld().manifests(CLUSTER, MCA)
     deployment["spec"]["template"]["spec"]["volumes"] = []
     assert agent_spec(deployment) is None
+
+
+async def test_a_deployment_scaled_to_zero_runs_no_agent() -> None:
+    [*_, deployment] = await Helloworld().manifests(CLUSTER, MCA)
+    deployment["spec"]["replicas"] = 0
+    assert agent_spec(deployment) is None
+    deployment["spec"]["replicas"] = 3
+    assert agent_spec(deployment) is not None
