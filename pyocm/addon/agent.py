@@ -178,6 +178,12 @@ class ConfigGVR:
 ADDON_DEPLOYMENT_CONFIG = ConfigGVR(
     "addon.open-cluster-management.io", "v1alpha1", "addondeploymentconfigs"
 )
+#: The template an add-on defined by an AddOnTemplate runs from.
+ADDON_TEMPLATE = ConfigGVR("addon.open-cluster-management.io", "v1alpha1", "addontemplates")
+#: The framework's ``BuiltInAddOnConfigGVRs``.
+BUILT_IN_CONFIGS = (ADDON_DEPLOYMENT_CONFIG, ADDON_TEMPLATE)
+#: ``ManagedClusterAddOnFilterFunc``: whether the framework's controllers act on an MCA.
+McaFilter = Callable[[ManagedClusterAddOn], bool]
 
 
 @dataclass(frozen=True)
@@ -186,7 +192,9 @@ class AgentAddonOptions:
     (mode unchanged, as upstream's nil HealthProber); ``work_prober`` is the
     ``HealthProber.WorkProber`` of a ``Work`` prober (without one, the add-on is
     Available once its works exist, as upstream); ``manifest_configs`` are merged into
-    the deploy works' ``manifestConfigs`` (``ManifestConfigs``)."""
+    the deploy works' ``manifestConfigs`` (``ManifestConfigs``); ``mca_filter`` limits
+    which of the add-on's MCAs the registration, deploy, approval and signing controllers
+    act on (upstream's manager-wide filter, set in template mode)."""
 
     name: str
     registration: RegistrationOption | None = None
@@ -196,6 +204,10 @@ class AgentAddonOptions:
     install_namespace: InstallNamespace | None = None
     supported_configs: Sequence[ConfigGVR] = field(default_factory=tuple)
     config_check: bool = False
+    mca_filter: McaFilter | None = None
+
+    def accepts(self, addon: ManagedClusterAddOn) -> bool:
+        return self.mca_filter is None or self.mca_filter(addon)
 
 
 class AgentAddon(Protocol):

@@ -4,7 +4,7 @@ one worker."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 from pyocm.addon.agent import AgentAddon
 from pyocm.addon.deploy import works
@@ -23,10 +23,15 @@ CONTROLLER_NAME = "addon-deploy-controller"
 MCA_BY_NAMESPACE = "managedClusterAddonByNamespace"
 
 
-def add_addon_deploy_controllers(manager: Manager, *, addons: Iterable[AgentAddon]) -> Controller:
-    """Add the deploy controller for ``addons`` (keyed by their options' names) to
-    ``manager``. Returns the controller."""
-    by_name = {addon.options().name: addon for addon in addons}
+def add_addon_deploy_controllers(
+    manager: Manager, *, addons: Iterable[AgentAddon] | Mapping[str, AgentAddon]
+) -> Controller:
+    """Add the deploy controller for ``addons`` (by name: a live mapping, such as an
+    :class:`~pyocm.addon.registry.AddonRegistry`, is looked up at each event; other
+    add-ons are keyed by their options' names) to ``manager``. Returns the controller."""
+    by_name: Mapping[str, AgentAddon] = (
+        addons if isinstance(addons, Mapping) else {addon.options().name: addon for addon in addons}
+    )
     informers = Informers(
         mcas=manager.informer(ocm.MANAGED_CLUSTER_ADDON).add_index(MCA_BY_NAMESPACE, by_namespace),
         clusters=manager.informer(ocm.MANAGED_CLUSTER),
@@ -48,7 +53,7 @@ def add_addon_deploy_controllers(manager: Manager, *, addons: Iterable[AgentAddo
         assert isinstance(meta, dict)
         labels = meta.get("labels") or {}
         addon = labels.get(wellknown.ADDON_NAME_LABEL)
-        if addon not in by_name:
+        if not isinstance(addon, str) or addon not in by_name:
             return []
         name = str(meta["name"])
         if not name.startswith(

@@ -93,8 +93,11 @@ class DeployController:
         cluster: ManagedCluster | None = self._informers.clusters.store.get(namespace)  # type: ignore[assignment]
         if cluster is None:
             return
+        options = addon.options()
+        if not options.accepts(found):
+            return
         mca: ManagedClusterAddOn = copy.deepcopy(found)
-        sync = _Sync(self, addon.options(), mca, cluster)
+        sync = _Sync(self, options, mca, cluster)
         await sync.run(addon)
         await self._write(found, mca)
         sync.raise_errors()

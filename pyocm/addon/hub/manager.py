@@ -3,9 +3,10 @@ controllers, wired into a hub manager (upstream ``pkg/addon/manager.go``'s
 ``RunControllerManagerWithInformers`` for these parts).
 
 They act for every ClusterManagementAddOn the add-on manager manages, whether or not
-pyocm implements the add-on. ``addons`` (the add-ons pyocm implements, by name) adds
-the framework's config controllers (spec hashes, observed generations, supported
-configs) for those add-ons, as each add-on's own framework manager runs them upstream.
+pyocm implements the add-on. ``addons`` (the add-ons pyocm implements, by name; an
+:class:`~pyocm.addon.registry.AddonRegistry` when add-ons come and go) adds the
+framework's config controllers (spec hashes, observed generations, supported configs)
+for those add-ons, as each add-on's own framework manager runs them upstream.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from pyocm.addon.hub import (
     progressing,
     progression,
 )
+from pyocm.addon.registry import AddonRegistry
 from pyocm.api import kinds as ocm
 from pyocm.runtime.controller import Controller, Mapper
 from pyocm.runtime.events import Recorder
@@ -100,7 +102,7 @@ def add_addon_manager_controllers(
     progressing_c.watch(works, progressing.works_by_addon)
 
     made = [install_c, owner_c, annotation_c, progression_c, configuration_c, progressing_c]
-    if addons:
+    if addons or isinstance(addons, AddonRegistry):
         made += _add_hash_controllers(manager, cmas, mcas, addons)
     return made
 
@@ -111,9 +113,12 @@ def _add_hash_controllers(
     mcas: Informer,
     addons: Mapping[str, AgentAddon],
 ) -> list[Controller]:
-    gvrs = {
-        (c.group, c.resource): c for a in addons.values() for c in a.options().supported_configs
-    }
+    every = (
+        addons.config_gvrs()
+        if isinstance(addons, AddonRegistry)
+        else [c for a in addons.values() for c in a.options().supported_configs]
+    )
+    gvrs = {(c.group, c.resource): c for c in every}
     informers = {gr: manager.informer(hashes.config_kind(gvr)) for gr, gvr in gvrs.items()}
     found = hashes.Configs(informers)
     cmas.add_index(hashes.CMA_BY_CONFIG, hashes.cma_configs)

@@ -176,7 +176,8 @@ class AddonCsrApprover:
             return None
         if self._clusters is None or self._addons is None:
             raise RuntimeError("AddonCsrApprover used before add_addon_registration_controllers")
-        registration = self.addons[addon_name].options().registration
+        options = self.addons[addon_name].options()
+        registration = options.registration
         labels = shapes.string_map(shapes.mapping(csr.get("metadata")).get("labels"))
         cluster_name = labels.get(wellknown.CLUSTER_NAME_LABEL)
         if registration is None or registration.approve is None or not cluster_name:
@@ -186,6 +187,8 @@ class AddonCsrApprover:
         if cluster is None or addon is None:
             return DECLINE
         typed = models.view(ManagedClusterAddOn, copy.deepcopy(addon))
+        if not options.accepts(typed):
+            return DECLINE
         signer = shapes.mapping(csr.get("spec")).get("signerName")
         if signer not in registered_signers(typed):
             name = shapes.mapping(csr.get("metadata")).get("name")

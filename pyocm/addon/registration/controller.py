@@ -75,6 +75,8 @@ class RegistrationController:
             log.info("OwnerReferences is not set for %s", key)
             return
         options = agent.options()
+        if not options.accepts(addon):
+            return
         desired = copy.deepcopy(addon.get("status", {}))
         desired["supportedConfigs"] = st.supported_configs(options)
         # What was decided is written even when a step fails (a permission error's

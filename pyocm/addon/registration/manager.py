@@ -26,6 +26,7 @@ from pyocm.api import wellknown
 from pyocm.kube import kinds
 from pyocm.registration.hub.csrapproval import CsrApprovalController
 from pyocm.runtime.cache import key_of
+from pyocm.runtime.controller import Controller
 from pyocm.runtime.events import Recorder
 from pyocm.runtime.informer import Change
 from pyocm.runtime.manager import Manager
@@ -37,10 +38,11 @@ def add_addon_registration_controllers(
     addons: Mapping[str, AgentAddon],
     recorder: Recorder,
     approver: AddonCsrApprover,
-) -> None:
+) -> Controller:
     """Add the registration, custom-signer approval and signing controllers for
     ``addons`` (add-on name -> AgentAddon); ``approver`` must be among the hub
-    manager's approvers for kube-apiserver-client add-on CSRs to be approved."""
+    manager's approvers for kube-apiserver-client add-on CSRs to be approved. Returns
+    the registration controller (keys ``<cluster>/<addon>``)."""
     api, clock = manager.api, manager.clock
     clusters = manager.informer(ocm.MANAGED_CLUSTER)
     mcas = manager.informer(ocm.MANAGED_CLUSTER_ADDON)
@@ -82,3 +84,4 @@ def add_addon_registration_controllers(
         clock=clock,
     )
     manager.controller("addon-csr-signing", signing.reconcile).watch(custom)
+    return controller

@@ -73,12 +73,15 @@ class AddonCsrSigningController:
         addon_name = addon_of(csr, self.addons)
         if addon_name is None:
             return
-        registration = self.addons[addon_name].options().registration
+        options = self.addons[addon_name].options()
+        registration = options.registration
         labels = shapes.string_map(shapes.mapping(csr.get("metadata")).get("labels"))
         cluster_name = labels.get(wellknown.CLUSTER_NAME_LABEL, "")
         cluster = self.clusters.store.get(cluster_name)
         addon = self.mcas.store.get(f"{cluster_name}/{addon_name}")
         if registration is None or registration.sign is None or cluster is None or addon is None:
+            return
+        if not options.accepts(models.view(ManagedClusterAddOn, addon)):
             return
         signed = models.view(CertificateSigningRequest, copy.deepcopy(csr))
         try:
