@@ -9,6 +9,7 @@ from collections.abc import Mapping, Sequence
 from pyocm.addon.agent import AgentAddon
 from pyocm.addon.builtin import addons_named, install_cluster_management_addons
 from pyocm.addon.manager import add_addon_controllers, addon_approver
+from pyocm.addon.registry import AddonRegistry
 from pyocm.base.clock import Clock
 from pyocm.clustersets.controllers import add_clusterset_controllers
 from pyocm.kube.status import ApiError
@@ -41,8 +42,10 @@ def build(
     options = options or HubOptions()
     addons = dict(addons if addons is not None else addons_named(options.addons))
     managing = options.gate("AddonManagement")
-    approver = addon_approver(addons)
-    chain = [*approvers, approver] if managing and addons else list(approvers)
+    # pyocm's own add-ons, and the template add-ons the add-on manager starts.
+    registry = AddonRegistry(addons)
+    approver = addon_approver(registry)
+    chain = [*approvers, approver] if managing else list(approvers)
     manager = build_hub_manager(api, options=options, clock=clock, approvers=chain, signers=signers)
     recorder = Recorder(
         api, controller="clusterset-controller", instance=options.identity, clock=manager.clock
@@ -58,7 +61,9 @@ def build(
         ),
     )
     if managing:
-        add_addon_controllers(manager, addons=addons, approver=approver, identity=options.identity)
+        add_addon_controllers(
+            manager, addons=registry, approver=approver, identity=options.identity
+        )
         if addons:
 
             async def install() -> None:

@@ -1,0 +1,120 @@
+"""An add-on defined by an AddOnTemplate, as the framework's controllers see it
+(upstream's ``CRDTemplateAgentAddon``; ocm-behaviour.md 4.6 to 4.9).
+
+Its manifests are the template's ``agentSpec.workload.manifests`` rendered for the
+cluster (:mod:`pyocm.addon.template.render`) with the AddOnDeploymentConfig the MCA's
+references name; its agent registers as the template's ``registration`` says
+(:mod:`pyocm.addon.template.registration`); its health is the Deployments' and
+DaemonSets' availability as the work agent reports it (``WorkloadAvailability``).
+The framework acts only on MCAs whose template reference has a spec hash
+(``FilterTemplateBasedAddOns``) and renders only once the MCA is ``Configured``.
+
+The template, the deployment config and the CMA are read from the hub manager's
+caches at each call, so every pass uses the versions the MCA's references now name.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pyocm.addon.agent import (
+    BUILT_IN_CONFIGS,
+    AgentAddonOptions,
+    HealthProberType,
+    Obj,
+)
+from pyocm.addon.template import refs
+from pyocm.addon.template.registration import TemplateRegistration
+from pyocm.addon.template.render import RenderError, render_manifests
+from pyocm.api import models, wellknown
+from pyocm.api.models.addon_v1alpha1 import AddOnTemplate
+from pyocm.api.models.addon_v1beta1 import ClusterManagementAddOn, ManagedClusterAddOn
+from pyocm.api.models.cluster_v1 import ManagedCluster
+from pyocm.api.models.work_v1 import ManifestWorkSpecManifestConfig as ManifestConfig
+from pyocm.base.clock import Clock
+from pyocm.runtime.cache import Store
+from pyocm.runtime.client import Api
+
+
+@dataclass(frozen=True)
+class Caches:
+    """The hub manager's caches a template add-on reads."""
+
+    templates: Store
+    deployment_configs: Store
+    cmas: Store
+
+
+class TemplateAddon:
+    """Template add-on ``name``."""
+
+    def __init__(self, name: str, *, caches: Caches, clock: Clock) -> None:
+        self.name = name
+        self.caches = caches
+        self.registration = TemplateRegistration(name, templates=caches.templates, clock=clock)
+
+    def options(self) -> AgentAddonOptions:
+        return AgentAddonOptions(
+            name=self.name,
+            registration=self.registration.option(),
+            health=HealthProberType.WORKLOAD_AVAILABILITY,
+            manifest_configs=self._manifest_configs(),
+            install_namespace=self.install_namespace,
+            supported_configs=BUILT_IN_CONFIGS,
+            config_check=True,
+            mca_filter=refs.template_based,
+        )
+
+    def _manifest_configs(self) -> list[ManifestConfig]:
+        """The default template's ``agentSpec.manifestConfigs`` (upstream reads them from
+        the CMA's default, not from each cluster's template)."""
+        cma = models.view(ClusterManagementAddOn, self.caches.cmas.get(self.name))
+        template = refs.default_template(self.caches.templates, cma)
+        if template is None:
+            return []
+        found: list[ManifestConfig] = template["spec"]["agentSpec"].get("manifestConfigs") or []  # type: ignore[assignment]
+        return found
+
+    async def manifests(self, cluster: ManagedCluster, addon: ManagedClusterAddOn) -> list[Obj]:
+        """The rendered objects; raises :class:`~pyocm.addon.template.refs.TemplateError`
+        or :class:`~pyocm.addon.template.render.RenderError` with upstream's message."""
+        template = refs.addon_template(self.caches.templates, addon)
+        config = refs.deployment_config(self.caches.deployment_configs, addon)
+        return render_manifests(
+            addon_name=self.name,
+            template_spec=template["spec"],
+            cluster=cluster,
+            deployment_config=config,
+        )
+
+    async def install_namespace(self, _api: Api, addon: ManagedClusterAddOn) -> str:
+        """``TemplateAgentRegistrationNamespaceFunc``: the namespace of the template's
+        first Deployment (else first DaemonSet, else the default), unless the
+        deployment config names one."""
+        template = refs.addon_template(self.caches.templates, addon)
+        namespace = workload_namespace(template) or wellknown.ADDON_DEFAULT_INSTALL_NAMESPACE
+        try:
+            config = refs.deployment_config(self.caches.deployment_configs, addon)
+        except refs.TemplateError as err:
+            raise refs.TemplateError(
+                f"failed to get deployment config for addon {self.name}: {err}"
+            ) from None
+        return (config or {}).get("agentInstallNamespace") or namespace
+
+
+def workload_namespace(template: AddOnTemplate) -> str:
+    """The namespace of the first Deployment, else of the first DaemonSet ("" if none)."""
+    first_daemonset = ""
+    for manifest in template["spec"]["agentSpec"].get("workload", {}).get("manifests") or []:
+        if not isinstance(manifest, dict):
+            continue
+        kind, version = manifest.get("kind"), manifest.get("apiVersion")
+        namespace = str((manifest.get("metadata") or {}).get("namespace") or "")
+        if kind == "Deployment" and version == "apps/v1":
+            return namespace
+        if kind == "DaemonSet" and version == "apps/v1" and not first_daemonset:
+            first_daemonset = namespace
+    return first_daemonset
+
+
+__all__ = ["Caches", "RenderError", "TemplateAddon", "workload_namespace"]

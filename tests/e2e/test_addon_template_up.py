@@ -1,0 +1,370 @@
+"""Seed 003's add-on template on ``pyocm up`` as a person uses it (issue 22): the seed's
+own YAML applied with kubectl, the hub rendering and deploying the agent through a
+ManifestWork to two embedded clusters, registering it (a KubeClient certificate with its
+hub permissions, a CustomSigner certificate signed with the seed's CA Secret), telling
+its health from the Deployment's availability, upgrading it to the v2 template through a
+placement, removing it from one cluster, and saying so when a template is missing.
+
+The embedded clusters run no container: the agent's Deployment is applied for real, its
+status (and so the add-on's Available) is simulated, as pyocm up says.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from cryptography import x509
+from cryptography.x509.oid import NameOID
+
+from pyocm.addon.hub.spechash import spec_hash
+from pyocm.pki.ca import CertificateAuthority
+from tests.cli import Running, pyocm
+from tests.e2e.test_work_up import get_json, kubectl, until
+from tests.reference import shared
+
+INSTALL_NS = "open-cluster-management-agent-addon"
+EXAMPLES = ("seeds", "addon-template-examples")
+ADDON = "hello-template"
+
+
+@dataclass
+class Up:
+    hub: Path
+    clusters: dict[str, Path]
+
+    def apply(self, *parts: str, strict: bool = True) -> None:
+        validate = [] if strict else ["--validate=false"]
+        done = kubectl(self.hub, "apply", *validate, "-f", str(shared(*EXAMPLES, *parts)))
+        assert done.returncode == 0, done.stderr
+
+    def apply_text(self, text: str) -> None:
+        done = kubectl(self.hub, "apply", "-f", "-", stdin=text)
+        assert done.returncode == 0, done.stderr
+
+    def mca(self, cluster: str, name: str = ADDON) -> dict[str, Any] | None:
+        return get_json(
+            self.hub, "managedclusteraddon.addon.open-cluster-management.io", name, "-n", cluster
+        )
+
+    def condition(self, cluster: str, type: str, name: str = ADDON) -> tuple[str, str, str] | None:
+        found = {
+            c["type"]: c
+            for c in ((self.mca(cluster, name) or {}).get("status") or {}).get("conditions", [])
+        }
+        state = found.get(type)
+        return None if state is None else (state["status"], state["reason"], state["message"])
+
+
+@pytest.fixture
+def up(tmp_path: Path) -> Iterator[Up]:
+    tmp = tmp_path
+    env = {"XDG_DATA_HOME": str(tmp / "xdg"), "KUBECONFIG": ""}
+    data = tmp / "up"
+    running = Running(
+        "up", "--clusters", "2", "--listen", "127.0.0.1:0", "--data-dir", str(data), env=env
+    )
+    try:
+        running.wait_for("Press Ctrl-C to stop", timeout=90)
+        clusters = {c: data / "clusters" / c / "admin.kubeconfig" for c in ("cluster1", "cluster2")}
+        yield Up(data / "hub" / "admin.kubeconfig", clusters)
+    finally:
+        assert running.stop() == 0, "\n".join(running.lines[-40:])
+
+
+def ca_secret(ca: CertificateAuthority) -> str:
+    """The seed's signer-ca.yaml with a real CA in it."""
+    secret = yaml.safe_load(shared(*EXAMPLES, "signer-ca.yaml").read_text())
+    secret["data"] = {
+        "tls.crt": base64.b64encode(ca.cert_pem).decode(),
+        "tls.key": base64.b64encode(ca.key_pem).decode(),
+    }
+    return json.dumps(secret)
+
+
+def deployment_of(work: dict[str, Any]) -> dict[str, Any]:
+    manifests = work["spec"]["workload"]["manifests"]
+    [found] = [m for m in manifests if m["kind"] == "Deployment"]
+    return found
+
+
+def deployed_registered_and_healthy(up: Up) -> None:
+    for namespace in ("open-cluster-management", "open-cluster-management-hub"):
+        kubectl(up.hub, "create", "namespace", namespace)
+    ca = CertificateAuthority.create("hello-template-signer", valid_for=timedelta(days=1))
+    up.apply_text(ca_secret(ca))
+    for name in ("roles.yaml", "addon-template.yaml", "cluster-management-addon.yaml",
+                 "addon-deployment-config.yaml", "managed-cluster-addon.yaml"):  # fmt: skip
+        up.apply(name)
+    done = pyocm(
+        "addon", "enable", "--names", ADDON, "--clusters", "cluster2", "--kubeconfig", str(up.hub)
+    )
+    assert done.returncode == 0, done.stderr
+
+    # The configs resolve with upstream's spec hashes.
+    template = get_json(up.hub, "addontemplate", ADDON)
+    adc = get_json(up.hub, "addondeploymentconfig", ADDON, "-n", "cluster1")
+    assert template is not None and adc is not None
+
+    def configured() -> bool:
+        refs = {
+            r["resource"]: r["desiredConfig"]
+            for r in (up.mca("cluster1") or {}).get("status", {}).get("configReferences", [])
+        }
+        return refs.get("addontemplates", {}).get("specHash") == spec_hash(template) and refs.get(
+            "addondeploymentconfigs", {}
+        ).get("specHash") == spec_hash(adc)
+
+    until(configured)
+
+    # Deployed: the rendered Deployment in the add-on's work and on both clusters.
+    for cluster in ("cluster1", "cluster2"):
+        work = until(
+            lambda c=cluster: get_json(up.hub, "manifestwork", f"addon-{ADDON}-deploy-0", "-n", c)
+        )
+        deployment = deployment_of(work)
+        container = deployment["spec"]["template"]["spec"]["containers"][0]
+        assert f"--cluster-name={cluster}" in container["args"] and "--v=4" in container["args"]
+        assert {"name": "CLUSTER_NAME", "value": cluster} in container["env"]
+        applied = until(
+            lambda c=cluster: get_json(
+                up.clusters[c], "deployment", f"{ADDON}-agent", "-n", INSTALL_NS
+            )
+        )
+        assert applied["spec"]["template"]["spec"]["containers"][0]["args"] == container["args"]
+
+    # Registered: both certificates issued, the custom one by the seed's CA.
+    def secret(name: str) -> dict[str, Any] | None:
+        return get_json(up.clusters["cluster1"], "secret", name, "-n", INSTALL_NS)
+
+    kubeconfig = until(lambda: secret(f"{ADDON}-hub-kubeconfig"))
+    assert b"kind: Config" in base64.b64decode(kubeconfig["data"]["kubeconfig"])
+    custom = until(lambda: secret(f"{ADDON}-example.com-signer-name-client-cert"))
+    issued = x509.load_pem_x509_certificate(base64.b64decode(custom["data"]["tls.crt"]))
+    assert issued.issuer == ca.certificate.subject
+
+    def names(oid: x509.ObjectIdentifier) -> set[str]:
+        return {str(a.value) for a in issued.subject.get_attributes_for_oid(oid)}
+
+    assert names(NameOID.COMMON_NAME) == {"user1"}
+    assert names(NameOID.ORGANIZATION_NAME) == {"g1", "g2"}
+    assert names(NameOID.ORGANIZATIONAL_UNIT_NAME) == {"o1", "o2"}
+
+    # Its hub permissions: the ClusterRole in the cluster's namespace, the Role in its own.
+    current = until(
+        lambda: get_json(
+            up.hub,
+            "rolebinding",
+            f"open-cluster-management:{ADDON}:clusterrole:agent",
+            "-n",
+            "cluster1",
+        )
+    )
+    assert current["roleRef"]["name"] == "cm-admin"
+    assert current["metadata"]["ownerReferences"][0]["kind"] == "ManagedClusterAddOn"
+    single = until(
+        lambda: get_json(
+            up.hub,
+            "rolebinding",
+            f"open-cluster-management:{ADDON}:role:agent",
+            "-n",
+            "open-cluster-management",
+        )
+    )
+    assert single["roleRef"]["name"] == "cm-reader"
+
+    # Healthy from the Deployment's (simulated) availability.
+    until(
+        lambda: (
+            up.condition("cluster1", "Available")
+            == ("True", "ProbeAvailable", f"{ADDON} add-on is available.")
+        ),
+        timeout=90,
+    )
+    mca = up.mca("cluster1")
+    assert mca is not None and mca["status"]["healthCheck"]["mode"] == "Customized"
+    assert up.condition("cluster1", "RegistrationApplied")[:2] == ("True", "SetPermissionApplied")  # type: ignore[index]
+    assert up.condition("cluster1", "ManifestApplied")[:2] == ("True", "AddonManifestApplied")  # type: ignore[index]
+
+
+def rolled_out_to_v2(up: Up) -> None:
+    """The seed's upgrade/ example: a placement over the global set, the CMA naming
+    hello-template-v2 for it; every cluster's work gets v2's label."""
+    for name in ("addon-template-v2.yaml", "managed-cluster-setbinding.yaml", "placement.yaml"):
+        up.apply("upgrade", name)
+    # The seed's CMA has `rolloutStrategy.all.timeout`, a field of older OCM APIs: a
+    # kube-apiserver serving today's CRD refuses it under kubectl's strict validation,
+    # and so does pyocm; without it, the field is dropped.
+    cma = shared(*EXAMPLES, "upgrade", "cluster-management-addon.yaml")
+    refused = kubectl(up.hub, "apply", "-f", str(cma))
+    assert refused.returncode != 0
+    assert 'unknown field "spec.installStrategy.placements[0].rolloutStrategy.all.timeout"' in (
+        refused.stderr
+    )
+    up.apply("upgrade", "cluster-management-addon.yaml", strict=False)
+    v2 = get_json(up.hub, "addontemplate", f"{ADDON}-v2")
+    assert v2 is not None
+
+    def upgraded(cluster: str) -> bool:
+        work = get_json(up.hub, "manifestwork", f"addon-{ADDON}-deploy-0", "-n", cluster)
+        labels = deployment_of(work)["metadata"]["labels"] if work else {}
+        return labels.get("addon-template-version") == "v2"
+
+    for cluster in ("cluster1", "cluster2"):
+        until(lambda c=cluster: upgraded(c), timeout=90)
+        applied = until(
+            lambda c=cluster: get_json(
+                up.clusters[c], "deployment", f"{ADDON}-agent", "-n", INSTALL_NS
+            )
+        )
+        until(
+            lambda c=cluster: (
+                (get_json(up.clusters[c], "deployment", f"{ADDON}-agent", "-n", INSTALL_NS) or {})
+                .get("metadata", {})
+                .get("labels", {})
+                .get("addon-template-version")
+                == "v2"
+            )
+        )
+        del applied
+
+    def last_applied_is_v2() -> bool:
+        refs = {
+            r["resource"]: r
+            for r in (up.mca("cluster1") or {}).get("status", {}).get("configReferences", [])
+        }
+        last = refs.get("addontemplates", {}).get("lastAppliedConfig", {})
+        return last.get("name") == f"{ADDON}-v2" and last.get("specHash") == spec_hash(v2)
+
+    until(last_applied_is_v2, timeout=90)
+
+
+def missing_template_reported(up: Up) -> None:
+    """A CMA whose default template does not exist: the MCA says so on ManifestApplied;
+    the template made, the add-on deploys."""
+    name = "lost-template"
+    cma = {
+        "apiVersion": "addon.open-cluster-management.io/v1alpha1",
+        "kind": "ClusterManagementAddOn",
+        "metadata": {
+            "name": name,
+            "annotations": {"addon.open-cluster-management.io/lifecycle": "addon-manager"},
+        },
+        "spec": {
+            "supportedConfigs": [
+                {
+                    "group": "addon.open-cluster-management.io",
+                    "resource": "addontemplates",
+                    "defaultConfig": {"name": name},
+                }
+            ]
+        },
+    }
+    up.apply_text(json.dumps(cma))
+    done = pyocm(
+        "addon", "enable", "--names", name, "--clusters", "cluster1", "--kubeconfig", str(up.hub)
+    )
+    assert done.returncode == 0, done.stderr
+    message = (
+        "failed to get manifest from agent interface: "
+        f'addontemplate.addon.open-cluster-management.io "{name}" not found'
+    )
+    until(
+        lambda: (
+            up.condition("cluster1", "ManifestApplied", name)
+            == ("False", "ManifestWorkApplyFailed", message)
+        )
+    )
+    template = {
+        "apiVersion": "addon.open-cluster-management.io/v1alpha1",
+        "kind": "AddOnTemplate",
+        "metadata": {"name": name},
+        "spec": {
+            "addonName": name,
+            "agentSpec": {
+                "workload": {
+                    "manifests": [
+                        {
+                            "apiVersion": "v1",
+                            "kind": "ConfigMap",
+                            "metadata": {"name": "lost", "namespace": "default"},
+                            "data": {"a": "{{CLUSTER_NAME}}"},
+                        }
+                    ]
+                }
+            },
+        },
+    }
+    up.apply_text(json.dumps(template))
+    until(lambda: (up.condition("cluster1", "ManifestApplied", name) or ("",))[0] == "True")
+    found = until(lambda: get_json(up.clusters["cluster1"], "configmap", "lost", "-n", "default"))
+    assert found["data"] == {"a": "cluster1"}
+
+    # Deleting the CMA removes its MCAs and what they deployed.
+    done = kubectl(up.hub, "delete", "clustermanagementaddon", name)
+    assert done.returncode == 0, done.stderr
+    until(lambda: up.mca("cluster1", name) is None)
+    until(lambda: get_json(up.clusters["cluster1"], "configmap", "lost", "-n", "default") is None)
+
+
+def disabled_on_one_cluster(up: Up) -> None:
+    until(
+        lambda: get_json(up.clusters["cluster2"], "deployment", f"{ADDON}-agent", "-n", INSTALL_NS)
+    )
+    until(
+        lambda: get_json(
+            up.hub,
+            "rolebinding",
+            f"open-cluster-management:{ADDON}:clusterrole:agent",
+            "-n",
+            "cluster2",
+        )
+    )
+    done = kubectl(
+        up.hub,
+        "delete",
+        "managedclusteraddon.addon.open-cluster-management.io",
+        ADDON,
+        "-n",
+        "cluster2",
+    )
+    assert done.returncode == 0, done.stderr
+
+    def removed() -> bool:
+        return (
+            get_json(up.hub, "manifestwork", f"addon-{ADDON}-deploy-0", "-n", "cluster2") is None
+            and get_json(up.clusters["cluster2"], "deployment", f"{ADDON}-agent", "-n", INSTALL_NS)
+            is None
+            and get_json(
+                up.hub,
+                "rolebinding",
+                f"open-cluster-management:{ADDON}:clusterrole:agent",
+                "-n",
+                "cluster2",
+            )
+            is None
+        )
+
+    until(removed, timeout=90)
+    # cluster1 keeps it.
+    assert (
+        get_json(up.clusters["cluster1"], "deployment", f"{ADDON}-agent", "-n", INSTALL_NS)
+        is not None
+    )
+
+
+def test_seed_003_on_pyocm_up(up: Up) -> None:
+    """One person's walk through the seed, in order (each step stands on the last)."""
+    deployed_registered_and_healthy(up)
+    # Before the upgrade's placement, which installs the add-on on every cluster (an MCA
+    # deleted there would be made again).
+    disabled_on_one_cluster(up)
+    rolled_out_to_v2(up)
+    missing_template_reported(up)
