@@ -37,6 +37,14 @@ def _timing_fields() -> dict[str, s.Schema]:
             default="None",
             description="How long to wait for one cluster before counting it failed.",
         ),
+        # pyocm's one addition: older OCM APIs named progressDeadline "timeout", and
+        # YAML written for them (seed 003's upgrade example) still uses it. Taken, with
+        # no default, and read as progressDeadline when that is unset
+        # (pyocm.work.rollout.progress_deadline).
+        "timeout": s.string(
+            pattern=_DEADLINE,
+            description="Deprecated: the older name of progressDeadline (pyocm only).",
+        ),
     }
 
 

@@ -117,7 +117,7 @@ def rollout(
 def _all(
     spec: Mapping[str, Any], groups: ClusterGroups, existing: Sequence[ClusterStatus], now: datetime
 ) -> RolloutResult:
-    deadline = parse_deadline(spec.get("progressDeadline", ""))
+    deadline = parse_deadline(progress_deadline(spec))
     everything = _besides(groups, ())
     current, removed = _split_removed(everything, existing)
     size = len(_clusters(everything))
@@ -130,7 +130,7 @@ def _progressive(
     spec: Mapping[str, Any], groups: ClusterGroups, existing: Sequence[ClusterStatus], now: datetime
 ) -> RolloutResult:
     soak = parse_duration(spec.get("minSuccessTime", "0"))
-    deadline = parse_deadline(spec.get("progressDeadline", ""))
+    deadline = parse_deadline(progress_deadline(spec))
     everything = _besides(groups, ())
     current, removed = _split_removed(everything, existing)
     try:
@@ -159,7 +159,7 @@ def _per_group(
     spec: Mapping[str, Any], groups: ClusterGroups, existing: Sequence[ClusterStatus], now: datetime
 ) -> RolloutResult:
     soak = parse_duration(spec.get("minSuccessTime", "0"))
-    deadline = parse_deadline(spec.get("progressDeadline", ""))
+    deadline = parse_deadline(progress_deadline(spec))
     max_failures = spec.get("maxFailures", 0)
     try:
         rollout_size(max_failures, 0, 0)  # its format only: sized per group below
@@ -367,6 +367,16 @@ _UNITS = {
     "h": 3600.0,
 }
 _PART_RE = re.compile(r"([0-9]*(?:\.[0-9]*)?)(ns|us|µs|μs|ms|s|m|h)")
+
+
+def progress_deadline(spec: Mapping[str, Any]) -> str:
+    """``progressDeadline``, or when it is unset (or the default "None") the ``timeout``
+    of older OCM APIs (``RolloutStrategy.*.timeout``, renamed ``progressDeadline``), which
+    pyocm's schema still takes so YAML written for them applies unchanged."""
+    deadline = str(spec.get("progressDeadline") or "")
+    if deadline in ("", "None") and spec.get("timeout"):
+        return str(spec["timeout"])
+    return deadline
 
 
 def parse_deadline(text: str) -> timedelta | None:

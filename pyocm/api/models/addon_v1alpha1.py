@@ -318,6 +318,7 @@ class ClusterManagementAddOnSpecInstallStrategyPlacementRolloutStrategyAll(Typed
     maxFailures: int | str
     minSuccessTime: str
     progressDeadline: str
+    timeout: str
 
 
 class ClusterManagementAddOnSpecInstallStrategyPlacementRolloutStrategyProgressiveMandatoryDecisionGroup(TypedDict, total=False):
@@ -337,6 +338,7 @@ class ClusterManagementAddOnSpecInstallStrategyPlacementRolloutStrategyProgressi
     maxFailures: int | str
     minSuccessTime: str
     progressDeadline: str
+    timeout: str
 
 
 class ClusterManagementAddOnSpecInstallStrategyPlacementRolloutStrategyProgressivePerGroupMandatoryDecisionGroup(TypedDict, total=False):
@@ -355,6 +357,7 @@ class ClusterManagementAddOnSpecInstallStrategyPlacementRolloutStrategyProgressi
     maxFailures: int | str
     minSuccessTime: str
     progressDeadline: str
+    timeout: str
 
 
 class ClusterManagementAddOnSpecInstallStrategyPlacementRolloutStrategy(TypedDict, total=False):

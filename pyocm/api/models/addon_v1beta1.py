@@ -103,6 +103,7 @@ class ClusterManagementAddOnSpecInstallStrategyPlacementRolloutStrategyAll(Typed
     maxFailures: int | str
     minSuccessTime: str
     progressDeadline: str
+    timeout: str
 
 
 class ClusterManagementAddOnSpecInstallStrategyPlacementRolloutStrategyProgressiveMandatoryDecisionGroup(TypedDict, total=False):
@@ -122,6 +123,7 @@ class ClusterManagementAddOnSpecInstallStrategyPlacementRolloutStrategyProgressi
     maxFailures: int | str
     minSuccessTime: str
     progressDeadline: str
+    timeout: str
 
 
 class ClusterManagementAddOnSpecInstallStrategyPlacementRolloutStrategyProgressivePerGroupMandatoryDecisionGroup(TypedDict, total=False):
@@ -140,6 +142,7 @@ class ClusterManagementAddOnSpecInstallStrategyPlacementRolloutStrategyProgressi
     maxFailures: int | str
     minSuccessTime: str
     progressDeadline: str
+    timeout: str
 
 
 class ClusterManagementAddOnSpecInstallStrategyPlacementRolloutStrategy(TypedDict, total=False):

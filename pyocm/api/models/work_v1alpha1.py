@@ -155,6 +155,7 @@ class ManifestWorkReplicaSetSpecPlacementRefRolloutStrategyAll(TypedDict, total=
     maxFailures: int | str
     minSuccessTime: str
     progressDeadline: str
+    timeout: str
 
 
 class ManifestWorkReplicaSetSpecPlacementRefRolloutStrategyProgressiveMandatoryDecisionGroup(TypedDict, total=False):
@@ -172,6 +173,7 @@ class ManifestWorkReplicaSetSpecPlacementRefRolloutStrategyProgressive(TypedDict
     maxFailures: int | str
     minSuccessTime: str
     progressDeadline: str
+    timeout: str
 
 
 class ManifestWorkReplicaSetSpecPlacementRefRolloutStrategyProgressivePerGroupMandatoryDecisionGroup(TypedDict, total=False):
@@ -190,6 +192,7 @@ class ManifestWorkReplicaSetSpecPlacementRefRolloutStrategyProgressivePerGroup(T
     maxFailures: int | str
     minSuccessTime: str
     progressDeadline: str
+    timeout: str
 
 
 class ManifestWorkReplicaSetSpecPlacementRefRolloutStrategy(TypedDict, total=False):

@@ -273,3 +273,12 @@ def test_decision_groups_from_labels() -> None:
     assert found == {GroupKey("canary", 0): {"a"}, GroupKey("", 1): {"b", "c"}}
     with pytest.raises(RolloutError, match="incorrect group index"):
         decision_groups([decision("x", "", [])])  # type: ignore[list-item]
+
+
+def test_older_apis_timeout_is_read_as_the_progress_deadline() -> None:
+    from pyocm.work.rollout import progress_deadline
+
+    assert progress_deadline({"timeout": "30m"}) == "30m"
+    assert progress_deadline({"timeout": "30m", "progressDeadline": "None"}) == "30m"
+    assert progress_deadline({"timeout": "30m", "progressDeadline": "5m"}) == "5m"
+    assert progress_deadline({}) == ""
