@@ -356,3 +356,21 @@ def test_defaults_apply_on_update_and_status_counters_stay() -> None:
     written["status"] = {"readyReplicas": 1}
     info.strategy.prepare_for_update(written, old, status_ctx)
     assert written["status"] == {"readyReplicas": 1, "replicas": 0}
+
+
+def test_a_templates_service_account_is_written_under_both_names() -> None:
+    """kube converts pod specs through its internal version: the deprecated
+    ``serviceAccount`` mirrors ``serviceAccountName`` (and fills it when only it is set)."""
+
+    def workload(kind: str, **spec: Any) -> Obj:
+        selector = {"matchLabels": {"app": "a"}}
+        return created(kind, {"spec": {"selector": selector, "template": template(**spec)}})
+
+    named = workload("Deployment", serviceAccountName="agent-sa")
+    spec = named["spec"]["template"]["spec"]
+    assert (spec["serviceAccountName"], spec["serviceAccount"]) == ("agent-sa", "agent-sa")
+    old = workload("DaemonSet", serviceAccount="old-sa")
+    spec = old["spec"]["template"]["spec"]
+    assert (spec["serviceAccountName"], spec["serviceAccount"]) == ("old-sa", "old-sa")
+    none = workload("Deployment")
+    assert "serviceAccount" not in none["spec"]["template"]["spec"]

@@ -120,10 +120,20 @@ def default_pod_spec(spec: Obj) -> None:
     if spec.get("terminationGracePeriodSeconds") is None:
         spec["terminationGracePeriodSeconds"] = GRACE_PERIOD
     spec.setdefault("schedulerName", SCHEDULER)
+    _service_account(spec)
     for container in items(spec, "initContainers") + items(spec, "containers"):
         default_container(container)
     for volume in items(spec, "volumes"):
         default_volume(volume)
+
+
+def _service_account(spec: Obj) -> None:
+    """The round trip through the internal version: ``serviceAccountName`` comes from the
+    deprecated ``serviceAccount`` when unset (``Convert_v1_PodSpec_To_core_PodSpec``), and
+    ``serviceAccount`` is written back as ``serviceAccountName`` (the reverse)."""
+    name = spec.get("serviceAccountName") or spec.get("serviceAccount")
+    if isinstance(name, str) and name:
+        spec["serviceAccountName"] = spec["serviceAccount"] = name
 
 
 def default_template(owner_spec: Obj) -> None:
