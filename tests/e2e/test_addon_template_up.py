@@ -33,6 +33,7 @@ from tests.reference import shared
 INSTALL_NS = "open-cluster-management-agent-addon"
 EXAMPLES = ("seeds", "addon-template-examples")
 ADDON = "hello-template"
+CLUSTERS = ("cluster1", "cluster2", "cluster3")
 
 
 @dataclass
@@ -68,11 +69,11 @@ def up(tmp_path: Path) -> Iterator[Up]:
     env = {"XDG_DATA_HOME": str(tmp / "xdg"), "KUBECONFIG": ""}
     data = tmp / "up"
     running = Running(
-        "up", "--clusters", "2", "--listen", "127.0.0.1:0", "--data-dir", str(data), env=env
+        "up", "--clusters", "3", "--listen", "127.0.0.1:0", "--data-dir", str(data), env=env
     )
     try:
         running.wait_for("Press Ctrl-C to stop", timeout=90)
-        clusters = {c: data / "clusters" / c / "admin.kubeconfig" for c in ("cluster1", "cluster2")}
+        clusters = {c: data / "clusters" / c / "admin.kubeconfig" for c in CLUSTERS}
         yield Up(data / "hub" / "admin.kubeconfig", clusters)
     finally:
         assert running.stop() == 0, "\n".join(running.lines[-40:])
@@ -86,6 +87,22 @@ def ca_secret(ca: CertificateAuthority) -> str:
         "tls.key": base64.b64encode(ca.key_pem).decode(),
     }
     return json.dumps(secret)
+
+
+def assert_holds(found: Any, wanted: Any, path: str = "") -> None:
+    """Every field of ``wanted`` is in ``found`` with the same value (lists item by item,
+    of the same length); ``found`` may have more fields (the API server's defaults)."""
+    if isinstance(wanted, dict):
+        assert isinstance(found, dict), f"{path}: {found!r}"
+        for key, value in wanted.items():
+            assert key in found, f"{path}.{key} missing"
+            assert_holds(found[key], value, f"{path}.{key}")
+    elif isinstance(wanted, list):
+        assert isinstance(found, list) and len(found) == len(wanted), f"{path}: {found!r}"
+        for index, (mine, theirs) in enumerate(zip(found, wanted, strict=True)):
+            assert_holds(mine, theirs, f"{path}[{index}]")
+    else:
+        assert found == wanted, f"{path}: {found!r} != {wanted!r}"
 
 
 def deployment_of(work: dict[str, Any]) -> dict[str, Any]:
@@ -103,8 +120,9 @@ def deployed_registered_and_healthy(up: Up) -> None:
                  "addon-deployment-config.yaml", "managed-cluster-addon.yaml"):  # fmt: skip
         up.apply(name)
     done = pyocm(
-        "addon", "enable", "--names", ADDON, "--clusters", "cluster2", "--kubeconfig", str(up.hub)
-    )
+        "addon", "enable", "--names", ADDON, "--clusters", "cluster2,cluster3",
+        "--kubeconfig", str(up.hub),
+    )  # fmt: skip
     assert done.returncode == 0, done.stderr
 
     # The configs resolve with upstream's spec hashes.
@@ -123,8 +141,10 @@ def deployed_registered_and_healthy(up: Up) -> None:
 
     until(configured)
 
-    # Deployed: the rendered Deployment in the add-on's work and on both clusters.
-    for cluster in ("cluster1", "cluster2"):
+    # Deployed: the rendered Deployment in the add-on's work and on every cluster, as
+    # the seed's agent-deployment-output.yaml shows it, with the cluster's own name.
+    expected = shared(*EXAMPLES, "agent-deployment-output.yaml").read_text()
+    for cluster in CLUSTERS:
         work = until(
             lambda c=cluster: get_json(up.hub, "manifestwork", f"addon-{ADDON}-deploy-0", "-n", c)
         )
@@ -138,6 +158,8 @@ def deployed_registered_and_healthy(up: Up) -> None:
             )
         )
         assert applied["spec"]["template"]["spec"]["containers"][0]["args"] == container["args"]
+        wanted = yaml.safe_load(expected.replace("cluster1", cluster))
+        assert_holds(applied, wanted)
 
     # Registered: both certificates issued, the custom one by the seed's CA.
     def secret(name: str) -> dict[str, Any] | None:
@@ -193,14 +215,32 @@ def deployed_registered_and_healthy(up: Up) -> None:
     assert up.condition("cluster1", "ManifestApplied")[:2] == ("True", "AddonManifestApplied")  # type: ignore[index]
 
 
+def template_version(up: Up, cluster: str) -> str | None:
+    """The addon-template-version label of the agent's Deployment on ``cluster`` ("" for
+    v1, None while there is none)."""
+    found = get_json(up.clusters[cluster], "deployment", f"{ADDON}-agent", "-n", INSTALL_NS)
+    return None if found is None else found["metadata"]["labels"].get("addon-template-version", "")
+
+
 def rolled_out_to_v2(up: Up) -> None:
-    """The seed's upgrade/ example: a placement over the global set, the CMA naming
-    hello-template-v2 for it; every cluster's work gets v2's label."""
+    """The seed's upgrade/ example. First with its placement narrowed to the clusters
+    labelled for it: only those move to v2, cluster3 (enabled by hand, not selected)
+    keeps v1. Then the seed's placement unchanged (the global set): every cluster."""
+    for name in ("addon-template-v2.yaml", "managed-cluster-setbinding.yaml"):
+        up.apply("upgrade", name)
+    v2 = get_json(up.hub, "addontemplate", f"{ADDON}-v2")
+    assert v2 is not None
+    for cluster in ("cluster1", "cluster2"):
+        done = kubectl(up.hub, "label", "managedcluster", cluster, "upgrade=v2")
+        assert done.returncode == 0, done.stderr
+    narrowed = yaml.safe_load(shared(*EXAMPLES, "upgrade", "placement.yaml").read_text())
+    narrowed["spec"]["predicates"] = [
+        {"requiredClusterSelector": {"labelSelector": {"matchLabels": {"upgrade": "v2"}}}}
+    ]
+    up.apply_text(json.dumps(narrowed))
     # The CMA's `rolloutStrategy.all.timeout` is older OCM's name of progressDeadline:
     # today's CRD has no such field, pyocm's takes it (kubectl validates strictly).
-    for name in ("addon-template-v2.yaml", "managed-cluster-setbinding.yaml", "placement.yaml",
-                 "cluster-management-addon.yaml"):  # fmt: skip
-        up.apply("upgrade", name)
+    up.apply("upgrade", "cluster-management-addon.yaml")
     cma = get_json(up.hub, "clustermanagementaddon", ADDON)
     assert cma is not None
     assert cma["spec"]["installStrategy"]["placements"][0]["rolloutStrategy"]["all"] == {
@@ -209,41 +249,31 @@ def rolled_out_to_v2(up: Up) -> None:
         "minSuccessTime": "0",
         "progressDeadline": "None",
     }
-    v2 = get_json(up.hub, "addontemplate", f"{ADDON}-v2")
-    assert v2 is not None
 
-    def upgraded(cluster: str) -> bool:
-        work = get_json(up.hub, "manifestwork", f"addon-{ADDON}-deploy-0", "-n", cluster)
-        labels = deployment_of(work)["metadata"]["labels"] if work else {}
-        return labels.get("addon-template-version") == "v2"
+    # cluster2's MCA (deleted before) comes back through the install strategy.
+    until(lambda: template_version(up, "cluster1") == "v2", timeout=90)
+    until(lambda: template_version(up, "cluster2") == "v2", timeout=90)
+    assert template_version(up, "cluster3") == ""
 
-    for cluster in ("cluster1", "cluster2"):
-        until(lambda c=cluster: upgraded(c), timeout=90)
-        applied = until(
-            lambda c=cluster: get_json(
-                up.clusters[c], "deployment", f"{ADDON}-agent", "-n", INSTALL_NS
-            )
-        )
-        until(
-            lambda c=cluster: (
-                (get_json(up.clusters[c], "deployment", f"{ADDON}-agent", "-n", INSTALL_NS) or {})
-                .get("metadata", {})
-                .get("labels", {})
-                .get("addon-template-version")
-                == "v2"
-            )
-        )
-        del applied
-
-    def last_applied_is_v2() -> bool:
-        refs = {
-            r["resource"]: r
-            for r in (up.mca("cluster1") or {}).get("status", {}).get("configReferences", [])
+    def progression_completed() -> bool:
+        found = get_json(up.hub, "clustermanagementaddon", ADDON) or {}
+        [progression] = found.get("status", {}).get("installProgressions") or [{}]
+        state = {c["type"]: c for c in progression.get("conditions", [])}.get("Progressing", {})
+        applied = {
+            r["resource"]: r.get("lastAppliedConfig", {})
+            for r in progression.get("configReferences", [])
         }
-        last = refs.get("addontemplates", {}).get("lastAppliedConfig", {})
-        return last.get("name") == f"{ADDON}-v2" and last.get("specHash") == spec_hash(v2)
+        return state.get("reason") == "Completed" and applied.get("addontemplates") == {
+            "name": f"{ADDON}-v2",
+            "specHash": spec_hash(v2),
+        }
 
-    until(last_applied_is_v2, timeout=90)
+    until(progression_completed, timeout=90)
+    until(lambda: (up.condition("cluster1", "Available") or ("",))[0] == "True", timeout=90)
+
+    # The seed's placement as it is: every cluster of the global set.
+    up.apply("upgrade", "placement.yaml")
+    until(lambda: template_version(up, "cluster3") == "v2", timeout=90)
 
 
 def missing_template_reported(up: Up) -> None:
