@@ -5,7 +5,9 @@ Its manifests are the template's ``agentSpec.workload.manifests`` rendered for t
 cluster (:mod:`pyocm.addon.template.render`) with the AddOnDeploymentConfig the MCA's
 references name; its agent registers as the template's ``registration`` says
 (:mod:`pyocm.addon.template.registration`); its health is the Deployments' and
-DaemonSets' availability as the work agent reports it (``WorkloadAvailability``).
+DaemonSets' availability as the work agent reports it (``WorkloadAvailability``), or
+the agent's Lease when the template asks for it (pyocm's annotation
+``addons.pyocm.io/health-prober: Lease``).
 The framework acts only on MCAs whose template reference has a spec hash
 (``FilterTemplateBasedAddOns``) and renders only once the MCA is ``Configured``.
 
@@ -35,6 +37,9 @@ from pyocm.base.clock import Clock
 from pyocm.runtime.cache import Store
 from pyocm.runtime.client import Api
 
+#: pyocm's annotation on an AddOnTemplate choosing Lease health (see ``_health``).
+HEALTH_PROBER_ANNOTATION = "addons.pyocm.io/health-prober"
+
 
 @dataclass(frozen=True)
 class Caches:
@@ -57,7 +62,7 @@ class TemplateAddon:
         return AgentAddonOptions(
             name=self.name,
             registration=self.registration.option(),
-            health=HealthProberType.WORKLOAD_AVAILABILITY,
+            health=self._health(),
             manifest_configs=self._manifest_configs(),
             install_namespace=self.install_namespace,
             supported_configs=BUILT_IN_CONFIGS,
@@ -65,11 +70,25 @@ class TemplateAddon:
             mca_filter=refs.template_based,
         )
 
+    def _default_template(self) -> AddOnTemplate | None:
+        cma = models.view(ClusterManagementAddOn, self.caches.cmas.get(self.name))
+        return refs.default_template(self.caches.templates, cma)
+
+    def _health(self) -> HealthProberType:
+        """Upstream's template add-ons are healthy from their workloads. pyocm lets the
+        default template say ``addons.pyocm.io/health-prober: Lease`` for an agent that
+        keeps a Lease (the seed's first way), told by each cluster's registration agent.
+        Any other value is the workload probe (an upstream hub ignores the annotation)."""
+        template = self._default_template()
+        annotations = {} if template is None else template["metadata"].get("annotations") or {}
+        if annotations.get(HEALTH_PROBER_ANNOTATION) == HealthProberType.LEASE:
+            return HealthProberType.LEASE
+        return HealthProberType.WORKLOAD_AVAILABILITY
+
     def _manifest_configs(self) -> list[ManifestConfig]:
         """The default template's ``agentSpec.manifestConfigs`` (upstream reads them from
         the CMA's default, not from each cluster's template)."""
-        cma = models.view(ClusterManagementAddOn, self.caches.cmas.get(self.name))
-        template = refs.default_template(self.caches.templates, cma)
+        template = self._default_template()
         if template is None:
             return []
         found: list[ManifestConfig] = template["spec"]["agentSpec"].get("manifestConfigs") or []  # type: ignore[assignment]
