@@ -45,6 +45,7 @@ class CsrInfo:
     ips: tuple[str, ...]
     emails: tuple[str, ...]
     uris: tuple[str, ...]
+    organizational_units: tuple[str, ...] = ()
 
 
 def build_csr(
@@ -115,6 +116,7 @@ def parse_csr(pem: bytes | str) -> CsrInfo:
         ips=tuple(str(ip) for ip in sans.get_values_for_type(x509.IPAddress)),
         emails=tuple(sans.get_values_for_type(x509.RFC822Name)),
         uris=tuple(sans.get_values_for_type(x509.UniformResourceIdentifier)),
+        organizational_units=organizational_units(request.subject),
     )
 
 

@@ -184,27 +184,42 @@ def test_a_template_agent_keeping_a_lease_and_bad_inputs(up: tuple[Path, Path]) 
     found = until(lambda: get_json(cluster1, "configmap", broken, "-n", INSTALL_NS))
     assert found["data"] == {"greeting": "hi there", "unknown": "[]"}
 
-    # A CustomSigner whose CA Secret is missing: the CSR fails, saying why, with an event.
+    # A CustomSigner whose CA Secret upstream's add-on manager may not read (nobody
+    # granted it, as the seed's signca files do): the CSR fails, saying why.
     unsigned = "missing-ca"
     custom = {"type": "CustomSigner", "customSigner": {"signerName": "example.com/missing",
               "signingCA": {"name": "no-such-secret"}}}  # fmt: skip
     apply(hub, template(unsigned, [], registration=[custom]), cma(unsigned))
     enable(hub, unsigned)
 
-    def failed_csr() -> str | None:
+    def failed_csrs() -> list[str]:
         labels = f"{wellknown.ADDON_NAME_LABEL}={unsigned}"
         csrs = (get_json(hub, "csr", "-l", labels) or {}).get("items", [])
-        for csr in csrs:
-            for condition in csr.get("status", {}).get("conditions", []):
-                if condition["type"] == "Failed":
-                    return str(condition["message"])
-        return None
+        return [
+            str(condition["message"])
+            for csr in csrs
+            for condition in csr.get("status", {}).get("conditions", [])
+            if condition["type"] == "Failed"
+        ]
 
-    message = until(failed_csr, timeout=90)
+    [message, *_] = until(failed_csrs, timeout=90)
     assert (
-        "get custom signer ca open-cluster-management-hub/no-such-secret failed: not found"
-        in message
-    )
+        'get custom signer ca open-cluster-management-hub/no-such-secret failed: secrets "no-such-'
+        'secret" is forbidden: User "system:serviceaccount:open-cluster-management-hub:addon-manager-'
+        'controller-sa" cannot get resource "secrets"'
+    ) in message, message
+
+    # Granted but missing: the CSR the agent asks for next fails for that.
+    grant = {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "ClusterRoleBinding",
+        "metadata": {"name": "addon-manager-reads-secrets"},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "admin"},
+        "subjects": [{"kind": "ServiceAccount", "name": "addon-manager-controller-sa",
+                      "namespace": "open-cluster-management-hub"}],
+    }  # fmt: skip
+    apply(hub, grant)
+    until(lambda: any("no-such-secret failed: not found" in m for m in failed_csrs()), timeout=120)
 
     # The add-on that works kept working throughout.
     assert conditions_of(hub, LEASE_ADDON)["Available"][0] == "True"

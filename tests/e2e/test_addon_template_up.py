@@ -116,7 +116,10 @@ def deployed_registered_and_healthy(up: Up) -> None:
         kubectl(up.hub, "create", "namespace", namespace)
     ca = CertificateAuthority.create("hello-template-signer", valid_for=timedelta(days=1))
     up.apply_text(ca_secret(ca))
-    for name in ("roles.yaml", "addon-template.yaml", "cluster-management-addon.yaml",
+    # The signca files grant upstream's add-on manager the CA Secret: without them the
+    # hub does not sign (as upstream's manager could not read it).
+    for name in ("roles.yaml", "signca-secret-role.yaml", "signca-secret-rolebinding.yaml",
+                 "addon-template.yaml", "cluster-management-addon.yaml",
                  "addon-deployment-config.yaml", "managed-cluster-addon.yaml"):  # fmt: skip
         up.apply(name)
     done = pyocm(

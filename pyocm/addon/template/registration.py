@@ -10,9 +10,12 @@
   ``kubernetes.io/tls`` Secret (in the add-on manager's namespace when none is named).
 
 Upstream approves every CustomSigner CSR of the add-on. pyocm approves one only when
-the labelled cluster's agent asked and its subject is the one the template names: any
-other request would get a certificate the add-on's CA vouches for, for a name of the
-requester's choosing.
+the labelled cluster's agent asked, its subject (user, groups, units) is the one the
+template names, and it asks for no other name than the add-on's DNS name: any other
+request would get a certificate the add-on's CA vouches for, for a name of the
+requester's choosing. A CustomSigner registration naming a ``kubernetes.io/`` signer is
+not honoured at all (it would be the hub's own CA signing a subject of the template's
+choice).
 
 Every callback reads the MCA's desired template as cached at that moment, so a new
 template version takes effect at the next pass.
@@ -20,6 +23,9 @@ template version takes effect at the next pass.
 
 from __future__ import annotations
 
+import base64
+import binascii
+import logging
 from collections.abc import Sequence
 
 from pyocm.addon.agent import (
@@ -34,7 +40,6 @@ from pyocm.addon.agent import (
 from pyocm.addon.registration.approve import (
     is_cluster_agent,
     kube_client_csr_approver,
-    request_subject,
     requester,
 )
 from pyocm.addon.registration.permissions import (
@@ -43,7 +48,7 @@ from pyocm.addon.registration.permissions import (
     SingleNamespace,
     permission_binding,
 )
-from pyocm.addon.registration.sign import ca_secret_signer
+from pyocm.addon.registration.sign import DEFAULT_CA_NAMESPACE, ca_secret_signer, refused
 from pyocm.addon.template import refs
 from pyocm.api import shapes
 from pyocm.api.models.addon_v1alpha1 import (
@@ -55,12 +60,23 @@ from pyocm.api.models.addon_v1beta1 import ManagedClusterAddOn
 from pyocm.api.models.cluster_v1 import ManagedCluster
 from pyocm.base.clock import Clock
 from pyocm.kube import kinds
+from pyocm.pki.csr import CsrError, parse_csr
 from pyocm.runtime.cache import Store
 from pyocm.runtime.client import Api
 from pyocm.runtime.ensure import ensure
 
+log = logging.getLogger(__name__)
 KUBE_CLIENT = "KubeClient"
 CUSTOM_SIGNER = "CustomSigner"
+#: Who upstream's add-on manager is (see ``_may_read_ca``).
+ADDON_MANAGER_USER = "system:serviceaccount:open-cluster-management-hub:addon-manager-controller-sa"
+ADDON_MANAGER_GROUPS = (
+    "system:serviceaccounts",
+    "system:serviceaccounts:open-cluster-management-hub",
+    "system:authenticated",
+)
+#: Signers a CustomSigner registration may not name (see ``_custom_signer``).
+KUBERNETES_SIGNERS = "kubernetes.io/"
 
 
 class TemplateRegistration:
@@ -111,7 +127,7 @@ class TemplateRegistration:
         for registration in _registrations(template):
             if registration["type"] == KUBE_CLIENT:
                 found.append(RegistrationConfig(KUBE_CLIENT_SIGNER, default))
-            elif registration["type"] == CUSTOM_SIGNER and "customSigner" in registration:
+            elif _custom_signer(registration):
                 signer = registration["customSigner"]
                 subject = default
                 if "subject" in signer:
@@ -136,13 +152,12 @@ class TemplateRegistration:
             if registration["type"] == KUBE_CLIENT and signer == KUBE_CLIENT_SIGNER:
                 return await kube_client_csr_approver(self.agent)(cluster, addon, csr)
             if (
-                registration["type"] == CUSTOM_SIGNER
-                and "customSigner" in registration
+                _custom_signer(registration)
                 and signer == registration["customSigner"]["signerName"]
             ):
                 configs = await self.configurations(cluster, addon)
                 wanted = next(c.subject for c in configs if c.signer_name == signer)
-                return _asked_by_agent_for(csr, cluster, wanted)
+                return _asked_by_agent_for(csr, cluster, self.addon, wanted)
         return False
 
     async def sign(
@@ -153,17 +168,16 @@ class TemplateRegistration:
         template = self._template("CSRSign", cluster, addon)
         signer = shapes.mapping(csr.get("spec")).get("signerName")
         for registration in _registrations(template):
-            if registration["type"] != CUSTOM_SIGNER or "customSigner" not in registration:
+            if not _custom_signer(registration):
                 continue
             config = registration["customSigner"]
             if config["signerName"] != signer:
                 continue
             ca = config.get("signingCA") or {"name": ""}
+            name, namespace = ca.get("name", ""), ca.get("namespace") or DEFAULT_CA_NAMESPACE
+            await _may_read_ca(api, namespace, name)
             signing = ca_secret_signer(
-                signer_name=config["signerName"],
-                secret=ca.get("name", ""),
-                namespace=ca.get("namespace", ""),
-                clock=self.clock,
+                signer_name=config["signerName"], secret=name, namespace=namespace, clock=self.clock
             )
             return await signing(api, cluster, addon, csr)
         return b""
@@ -180,6 +194,37 @@ class TemplateRegistration:
             for permission in hub_permissions(registration["kubeClient"]):
                 binding = permission_binding(permission, cluster, addon)
                 await ensure(api, kinds.ROLE_BINDING, dict(binding))
+
+
+async def _may_read_ca(api: Api, namespace: str, name: str) -> None:
+    """Refuse to sign unless upstream's add-on manager could read the CA Secret.
+
+    Upstream reads it as ``addon-manager-controller-sa``, which has no right to Secrets
+    until someone grants it (the seed's signca-secret-role.yaml and rolebinding do):
+    a template author cannot have the hub sign with a CA they could not name otherwise.
+    pyocm's add-on manager runs with the hub's rights, so it asks whether that identity
+    may ``get`` the Secret and refuses as upstream's failed read would say."""
+    review = {
+        "apiVersion": "authorization.k8s.io/v1",
+        "kind": "SubjectAccessReview",
+        "spec": {
+            "user": ADDON_MANAGER_USER,
+            "groups": list(ADDON_MANAGER_GROUPS),
+            "resourceAttributes": {
+                "namespace": namespace,
+                "verb": "get",
+                "resource": "secrets",
+                "name": name,
+            },
+        },
+    }
+    answer = await api.create(kinds.SUBJECT_ACCESS_REVIEW, review)
+    if not shapes.mapping(answer.get("status")).get("allowed"):
+        raise refused(
+            f'get custom signer ca {namespace}/{name} failed: secrets "{name}" is forbidden: '
+            f'User "{ADDON_MANAGER_USER}" cannot get resource "secrets" in API group "" '
+            f'in the namespace "{namespace}"'
+        )
 
 
 def hub_permissions(config: AddOnTemplateSpecRegistrationItemKubeClient) -> list[HubPermission]:
@@ -214,16 +259,38 @@ def hub_permissions(config: AddOnTemplateSpecRegistrationItemKubeClient) -> list
     return found
 
 
+def _custom_signer(registration: AddOnTemplateSpecRegistrationItem) -> bool:
+    """A CustomSigner registration pyocm honours: one naming a Kubernetes signer
+    (``kubernetes.io/...``, the hub's own client signer among them) would have the hub
+    issue a hub credential for a subject the template chooses, so it is skipped (logged);
+    upstream approves it."""
+    if registration["type"] != CUSTOM_SIGNER or "customSigner" not in registration:
+        return False
+    signer = registration["customSigner"]["signerName"]
+    if signer.startswith(KUBERNETES_SIGNERS):
+        log.warning("CustomSigner registration with signer %s skipped: a Kubernetes signer", signer)
+        return False
+    return True
+
+
 def _registrations(template: AddOnTemplate) -> Sequence[AddOnTemplateSpecRegistrationItem]:
     return template["spec"].get("registration") or []
 
 
-def _asked_by_agent_for(csr: Obj, cluster: ManagedCluster, wanted: Subject) -> bool:
-    """The cluster's agent asked, for exactly the subject ``wanted`` (user and groups)."""
+def _asked_by_agent_for(csr: Obj, cluster: ManagedCluster, addon: str, wanted: Subject) -> bool:
+    """The cluster's agent asked for exactly the subject ``wanted`` (user, groups and
+    units), with no name but the add-on's own DNS name, which pyocm's agents put in."""
     if not is_cluster_agent(requester(csr), cluster["metadata"]["name"]):
         return False
-    subject = request_subject(csr)
-    if subject is None:
+    spec = shapes.mapping(csr.get("spec"))
+    try:
+        info = parse_csr(base64.b64decode(str(spec.get("request") or ""), validate=True))
+    except (CsrError, binascii.Error, ValueError):
         return False
-    common_name, organizations = subject
-    return common_name == wanted.user and set(organizations) == set(wanted.groups)
+    return (
+        info.common_name == wanted.user
+        and set(info.organizations) == set(wanted.groups)
+        and set(info.organizational_units) == set(wanted.organization_units)
+        and set(info.dns_names) <= {f"{addon}.addon.open-cluster-management.io"}
+        and not (info.ips or info.emails or info.uris)
+    )

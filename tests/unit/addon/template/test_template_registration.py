@@ -100,8 +100,22 @@ def registration(template: Obj = TEMPLATE) -> TemplateRegistration:
     return TemplateRegistration("hello", templates=templates, clock=RealClock())
 
 
-def csr(*, user: str, groups: tuple[str, ...], signer: str, username: str = AGENT_USER) -> Obj:
-    request = build_csr(keys.generate_private_key(), common_name=user, organizations=groups)
+def csr(
+    *,
+    user: str,
+    groups: tuple[str, ...],
+    signer: str,
+    username: str = AGENT_USER,
+    units: tuple[str, ...] = (),
+    dns_names: tuple[str, ...] = (),
+) -> Obj:
+    request = build_csr(
+        keys.generate_private_key(),
+        common_name=user,
+        organizations=groups,
+        organizational_units=units,
+        dns_names=dns_names,
+    )
     return {
         "metadata": {"name": "addon-c1-hello-x", "labels": {}},
         "spec": {
@@ -172,24 +186,46 @@ async def test_kube_client_csrs_are_approved_by_upstreams_default_rules() -> Non
 
 
 async def test_custom_signer_csrs_need_the_clusters_agent_and_the_templates_subject() -> None:
-    good = csr(user="user1", groups=("g1", "g2"), signer=SIGNER)
-    assert await registration().approve(CLUSTER, mca(), good)
-    other_cluster = csr(
-        user="user1",
-        groups=("g1", "g2"),
-        signer=SIGNER,
-        username="system:open-cluster-management:c2:agent-x",
-    )
+    def signed(**given: Any) -> Obj:
+        wanted: dict[str, Any] = {
+            "user": "user1",
+            "groups": ("g1", "g2"),
+            "units": ("o1",),
+            "signer": SIGNER,
+            "dns_names": ("hello.addon.open-cluster-management.io",),
+        }
+        return csr(**{**wanted, **given})
+
+    assert await registration().approve(CLUSTER, mca(), signed())
+    assert await registration().approve(CLUSTER, mca(), signed(dns_names=()))
+    other_cluster = signed(username="system:open-cluster-management:c2:agent-x")
     assert not await registration().approve(CLUSTER, mca(), other_cluster)
+    assert not await registration().approve(CLUSTER, mca(), signed(user="admin"))
+    assert not await registration().approve(CLUSTER, mca(), signed(groups=("g1", "system:masters")))
+    assert not await registration().approve(CLUSTER, mca(), signed(units=("admins",)))
     assert not await registration().approve(
-        CLUSTER, mca(), csr(user="admin", groups=("g1", "g2"), signer=SIGNER)
+        CLUSTER, mca(), signed(dns_names=("kubernetes.default.svc",))
     )
-    assert not await registration().approve(
-        CLUSTER, mca(), csr(user="user1", groups=("g1", "system:masters"), signer=SIGNER)
-    )
-    assert not await registration().approve(
-        CLUSTER, mca(), csr(user="user1", groups=("g1", "g2"), signer="other.com/signer")
-    )
+    assert not await registration().approve(CLUSTER, mca(), signed(signer="other.com/signer"))
+
+
+async def test_a_custom_signer_naming_a_kubernetes_signer_is_not_honoured() -> None:
+    """It would have the hub's own CA sign a subject of the template's choosing."""
+    template = copy.deepcopy(TEMPLATE)
+    spoof = {"user": "system:open-cluster-management:c2:spoofed", "groups": ["system:masters"]}
+    template["spec"]["registration"] = [
+        {
+            "type": "CustomSigner",
+            "customSigner": {
+                "signerName": KUBE_CLIENT_SIGNER,
+                "subject": spoof,
+                "signingCA": {"name": "x"},
+            },
+        }
+    ]
+    assert await registration(template).configurations(CLUSTER, mca()) == []
+    request = csr(user=spoof["user"], groups=tuple(spoof["groups"]), signer=KUBE_CLIENT_SIGNER)
+    assert not await registration(template).approve(CLUSTER, mca(), request)
 
 
 def test_hub_permissions_and_their_errors() -> None:
