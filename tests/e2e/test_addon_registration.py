@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import contextlib
+import copy
 from collections.abc import AsyncIterator, Iterator, Mapping
 from datetime import timedelta
 from pathlib import Path
@@ -243,6 +244,41 @@ async def test_a_kube_client_registration_is_written_approved_and_granted(
             "Auto approving addon agent certificate.",
         )
         assert not (await api.get(kinds.CSR, refused)).get("status", {}).get("conditions")
+
+        # The cluster's agent may write the add-on's status, but not choose whom the hub
+        # grants: a subject it writes into the registrations never reaches the binding.
+        since = binding["metadata"]["resourceVersion"]
+        mine = (await api.get(ocm.MANAGED_CLUSTER_ADDON, addon, namespace=cluster))["status"]
+        decided = mine["registrations"]
+        tampered = copy.deepcopy(decided)
+        tampered[0]["kubeClient"]["subject"]["groups"] = ["system:masters"]
+        async with agent_api(hub, cluster) as agent:
+            await agent.patch(
+                ocm.MANAGED_CLUSTER_ADDON,
+                addon,
+                {"status": {"registrations": tampered}},
+                namespace=cluster,
+                subresource="status",
+            )
+
+        async def rewritten() -> bool:
+            found = await api.get(ocm.MANAGED_CLUSTER_ADDON, addon, namespace=cluster)
+            return bool(found["status"]["registrations"] == decided)
+
+        await eventually(rewritten)
+        granted: list[list[str]] = []
+
+        async def collect() -> None:
+            async for _type, obj in api.watch(
+                kinds.ROLE_BINDING, namespace=cluster, resource_version=since
+            ):
+                granted.append([str(s["name"]) for s in obj.get("subjects") or []])
+
+        watching = asyncio.create_task(collect())
+        await asyncio.sleep(1.0)
+        watching.cancel()
+        await asyncio.gather(watching, return_exceptions=True)
+        assert not [g for g in granted if "system:masters" in g], granted
 
         await api.delete(ocm.MANAGED_CLUSTER_ADDON, addon, namespace=cluster)
 

@@ -100,29 +100,34 @@ class RegistrationController:
         if registration is None:
             self._condition(desired, st.applied(st.NIL_REGISTRATION))
             return
+        configs = await registration.configurations(cluster, addon)
+        cluster_name, name = cluster["metadata"]["name"], addon["metadata"]["name"]
+        registrations = st.build_registrations(
+            configs,
+            addon.get("status", {}).get("registrations") or [],
+            cluster=cluster_name,
+            addon=name,
+        )
         ready = True
         if registration.permissions is not None:
+            # The grants follow the registrations decided here, not the status as the
+            # cluster's agent (who may write it) left it.
+            granted = copy.deepcopy(addon)
+            granted.setdefault("status", {})["registrations"] = copy.deepcopy(registrations)
             try:
-                await registration.permissions(self.api, cluster, addon)
+                await registration.permissions(self.api, cluster, granted)
             except SubjectNotReady:
                 ready = False
             except Exception as err:
                 self._condition(desired, st.permission_failed(err))
                 raise
-        configs = await registration.configurations(cluster, addon)
-        cluster_name, name = cluster["metadata"]["name"], addon["metadata"]["name"]
         namespace = st.default_namespace(addon)
         if options.install_namespace is not None:
             # Asked before anything is put in ``desired``: when it fails, the namespace
             # and registrations written stay as they are (upstream returns without a
             # patch), so the agent does not move the credential to a default namespace.
             namespace = await options.install_namespace(self.api, addon) or namespace
-        desired["registrations"] = st.build_registrations(
-            configs,
-            addon.get("status", {}).get("registrations") or [],
-            cluster=cluster_name,
-            addon=name,
-        )
+        desired["registrations"] = registrations
         desired["namespace"] = namespace
         reason = st.SET_PERMISSION_APPLIED if ready else st.PERMISSION_CONFIG_PENDING
         message = st.CONFIGURED if ready else st.SUBJECT_NOT_READY

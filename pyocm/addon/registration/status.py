@@ -6,6 +6,7 @@ from the add-on's options (upstream's ``addonRegistrationController``, ocm-behav
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Sequence
 from typing import Literal
 
@@ -99,7 +100,9 @@ def build_registrations(
         if driver:
             client["driver"] = driver
         if driver == "token":
-            client["subject"] = (previous or {}).get("subject") or {"user": ""}
+            client["subject"] = token_subject(
+                (previous or {}).get("subject"), cluster=cluster, addon=addon
+            )
         elif driver == "csr" and not _set(client.get("subject")):
             client["subject"] = _subject(
                 default_user(cluster, addon, addon), default_groups(cluster, addon)
@@ -107,6 +110,31 @@ def build_registrations(
         client.setdefault("subject", {"user": ""})
         result.append(registration)
     return result
+
+
+def token_subject(
+    reported: ManagedClusterAddOnStatusRegistrationKubeClientSubject | None,
+    *,
+    cluster: str,
+    addon: str,
+) -> ManagedClusterAddOnStatusRegistrationKubeClientSubject:
+    """The subject a token-driver agent reported, kept only when it is the ServiceAccount
+    upstream's token infrastructure makes for it (``<addon>-agent`` in the cluster's
+    namespace) with no group but a ServiceAccount's; else none yet. The agent writes
+    this status, and hub permissions are bound to it: upstream keeps whatever it says."""
+    account = f"system:serviceaccount:{cluster}:{addon}-agent"
+    allowed = {
+        "system:serviceaccounts",
+        f"system:serviceaccounts:{cluster}",
+        "system:authenticated",
+    }
+    if (
+        reported
+        and reported.get("user") == account
+        and set(reported.get("groups") or ()) <= allowed
+    ):
+        return copy.deepcopy(reported)
+    return {"user": ""}
 
 
 def _set(subject: ManagedClusterAddOnStatusRegistrationKubeClientSubject | None) -> bool:

@@ -285,12 +285,15 @@ def test_no_driver_writes_an_empty_subject_as_go_encodes_it() -> None:
     assert built == {"type": "kubeClient", "kubeClient": {"subject": {"user": ""}}}
 
 
+SA = "system:serviceaccount:c1:hello-agent"
+
+
 def test_custom_signers_are_written_as_configured_and_drivers_match_by_kube_client_position() -> (
     None
 ):
     existing = [
         {"type": "customSigner", "customSigner": {"signerName": "example.com/s1"}},
-        {"type": "kubeClient", "kubeClient": {"driver": "token", "subject": {"user": "sa"}}},
+        {"type": "kubeClient", "kubeClient": {"driver": "token", "subject": {"user": SA}}},
     ]
     built = build_registrations([SIGNER, KUBE], existing, cluster="c1", addon="hello")  # type: ignore[arg-type]
     assert built == [
@@ -301,8 +304,24 @@ def test_custom_signers_are_written_as_configured_and_drivers_match_by_kube_clie
                 "subject": {"user": "u", "groups": ["g"], "organizationUnits": ["ou"]},
             },
         },
-        {"type": "kubeClient", "kubeClient": {"driver": "token", "subject": {"user": "sa"}}},
+        {"type": "kubeClient", "kubeClient": {"driver": "token", "subject": {"user": SA}}},
     ]
+
+
+def test_a_token_driver_subject_is_kept_only_when_it_is_the_addons_service_account() -> None:
+    """The agent writes it, and hub permissions are bound to it: only the ServiceAccount
+    upstream's token infrastructure makes, in the cluster's namespace, with its groups."""
+
+    def built(subject: Obj) -> Obj:
+        existing = [{"type": "kubeClient", "kubeClient": {"driver": "token", "subject": subject}}]
+        [found] = build_registrations([KUBE], existing, cluster="c1", addon="hello")  # type: ignore[list-item]
+        return dict(found["kubeClient"]["subject"])
+
+    good = {"user": SA, "groups": ["system:serviceaccounts", "system:serviceaccounts:c1"]}
+    assert built(good) == good
+    assert built({"user": SA, "groups": ["system:unauthenticated"]}) == {"user": ""}
+    assert built({"user": "system:serviceaccount:c2:hello-agent"}) == {"user": ""}
+    assert built({"user": "", "groups": ["system:serviceaccounts"]}) == {"user": ""}
 
 
 REGISTERED: Obj = mca(
