@@ -184,6 +184,10 @@ ADDON_TEMPLATE = ConfigGVR("addon.open-cluster-management.io", "v1alpha1", "addo
 BUILT_IN_CONFIGS = (ADDON_DEPLOYMENT_CONFIG, ADDON_TEMPLATE)
 #: ``ManagedClusterAddOnFilterFunc``: whether the framework's controllers act on an MCA.
 McaFilter = Callable[[ManagedClusterAddOn], bool]
+#: ``AgentDeployTriggerClusterFilter``: whether a change of the cluster (old, new) asks
+#: for the add-on's manifests to be rendered again (its Available condition changing
+#: always does).
+DeployTrigger = Callable[[ManagedCluster, ManagedCluster], bool]
 
 
 @dataclass(frozen=True)
@@ -194,7 +198,8 @@ class AgentAddonOptions:
     Available once its works exist, as upstream); ``manifest_configs`` are merged into
     the deploy works' ``manifestConfigs`` (``ManifestConfigs``); ``mca_filter`` limits
     which of the add-on's MCAs the registration, deploy, approval and signing controllers
-    act on (upstream's manager-wide filter, set in template mode)."""
+    act on (upstream's manager-wide filter, set in template mode); ``deploy_trigger``
+    names the other cluster changes that re-render the add-on."""
 
     name: str
     registration: RegistrationOption | None = None
@@ -205,6 +210,7 @@ class AgentAddonOptions:
     supported_configs: Sequence[ConfigGVR] = field(default_factory=tuple)
     config_check: bool = False
     mca_filter: McaFilter | None = None
+    deploy_trigger: DeployTrigger | None = None
 
     def accepts(self, addon: ManagedClusterAddOn) -> bool:
         return self.mca_filter is None or self.mca_filter(addon)

@@ -225,6 +225,27 @@ def template_version(up: Up, cluster: str) -> str | None:
     return None if found is None else found["metadata"]["labels"].get("addon-template-version", "")
 
 
+def mirrored_by_cluster_annotation(up: Up) -> None:
+    """A cluster's image-registries annotation re-renders its agent with the mirror."""
+    mirrors = {
+        "registries": [
+            {"mirror": "mirror.example.com/ocm", "source": "quay.io/open-cluster-management"}
+        ]
+    }
+    done = kubectl(
+        up.hub, "annotate", "managedcluster", "cluster3",
+        f"open-cluster-management.io/image-registries={json.dumps(mirrors)}",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+
+    def image() -> str:
+        work = get_json(up.hub, "manifestwork", f"addon-{ADDON}-deploy-0", "-n", "cluster3")
+        spec = deployment_of(work)["spec"]["template"]["spec"] if work else {}
+        return str(spec.get("containers", [{}])[0].get("image"))
+
+    until(lambda: image() == "mirror.example.com/ocm/addon-examples:latest")
+
+
 def rolled_out_to_v2(up: Up) -> None:
     """The seed's upgrade/ example. First with its placement narrowed to the clusters
     labelled for it: only those move to v2, cluster3 (enabled by hand, not selected)
@@ -398,6 +419,7 @@ def test_seed_003_on_pyocm_up(up: Up) -> None:
     deployed_registered_and_healthy(up)
     # Before the upgrade's placement, which installs the add-on on every cluster (an MCA
     # deleted there would be made again).
+    mirrored_by_cluster_annotation(up)
     disabled_on_one_cluster(up)
     rolled_out_to_v2(up)
     missing_template_reported(up)

@@ -65,15 +65,17 @@ def add_addon_deploy_controllers(
 
     def on_cluster(change: Change) -> None:
         """Health is not told while a cluster's availability is Unknown: look again
-        when it changes."""
-        if (
-            change.old is None
-            or change.new is None
-            or _available(change.old) == _available(change.new)
-        ):
+        when it changes; and when an add-on's deploy trigger says the change matters."""
+        if change.old is None or change.new is None:
             return
-        for key in informers.mcas.store.index_keys(MCA_BY_NAMESPACE, _name(change.new)):
-            if split_name(key) in by_name:
+        old, new = change.old, change.new
+        available_changed = _available(old) != _available(new)
+        for key in informers.mcas.store.index_keys(MCA_BY_NAMESPACE, _name(new)):
+            addon = by_name.get(split_name(key))
+            if addon is None:
+                continue
+            trigger = addon.options().deploy_trigger
+            if available_changed or (trigger is not None and trigger(old, new)):  # type: ignore[arg-type]
                 controller.enqueue(key)
 
     controller.watch(informers.mcas, of_mca)

@@ -37,6 +37,8 @@ from pyocm.base.clock import Clock
 from pyocm.runtime.cache import Store
 from pyocm.runtime.client import Api
 
+#: The cluster annotation naming image mirrors (``ClusterImageRegistriesAnnotationKey``).
+REGISTRIES_ANNOTATION = "open-cluster-management.io/image-registries"
 #: pyocm's annotation on an AddOnTemplate choosing Lease health (see ``_health``).
 HEALTH_PROBER_ANNOTATION = "addons.pyocm.io/health-prober"
 
@@ -68,6 +70,7 @@ class TemplateAddon:
             supported_configs=BUILT_IN_CONFIGS,
             config_check=True,
             mca_filter=refs.template_based,
+            deploy_trigger=registries_changed,
         )
 
     def _default_template(self) -> AddOnTemplate | None:
@@ -121,17 +124,29 @@ class TemplateAddon:
         return (config or {}).get("agentInstallNamespace") or namespace
 
 
+def registries_changed(old: ManagedCluster, new: ManagedCluster) -> bool:
+    """``ClusterImageRegistriesAnnotationChanged``: the image mirrors of the cluster's
+    annotation feed the rendering."""
+    key = REGISTRIES_ANNOTATION
+
+    def value(cluster: ManagedCluster) -> str | None:
+        return (cluster["metadata"].get("annotations") or {}).get(key)
+
+    return value(old) != value(new)
+
+
 def workload_namespace(template: AddOnTemplate) -> str:
     """The namespace of the first Deployment, else of the first DaemonSet ("" if none)."""
     first_daemonset = ""
     for manifest in template["spec"]["agentSpec"].get("workload", {}).get("manifests") or []:
         if not isinstance(manifest, dict):
             continue
-        kind, version = manifest.get("kind"), manifest.get("apiVersion")
+        # Group and kind, as upstream's conversion checks them (any version of apps).
+        kind, group = manifest.get("kind"), str(manifest.get("apiVersion") or "").rpartition("/")[0]
         namespace = str((manifest.get("metadata") or {}).get("namespace") or "")
-        if kind == "Deployment" and version == "apps/v1":
+        if kind == "Deployment" and group == "apps":
             return namespace
-        if kind == "DaemonSet" and version == "apps/v1" and not first_daemonset:
+        if kind == "DaemonSet" and group == "apps" and not first_daemonset:
             first_daemonset = namespace
     return first_daemonset
 

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from pyocm.addon.template import refs
-from pyocm.addon.template.agent import workload_namespace
+from pyocm.addon.template.agent import registries_changed, workload_namespace
 from pyocm.runtime.cache import Store
 
 GROUP = "addon.open-cluster-management.io"
@@ -103,3 +103,18 @@ def test_the_workload_namespace_is_the_first_deployments_else_daemonsets() -> No
         )
         == ""
     )
+
+
+def test_apps_workloads_of_any_version_name_the_namespace() -> None:
+    manifest = {"apiVersion": "apps/v1beta2", "kind": "Deployment", "metadata": {"namespace": "x"}}
+    template: Any = {"spec": {"agentSpec": {"workload": {"manifests": [manifest]}}}}
+    assert workload_namespace(template) == "x"
+
+
+def test_only_the_registries_annotation_re_renders() -> None:
+    def cluster(**annotations: str) -> Any:
+        return {"metadata": {"name": "c1", "annotations": annotations}}
+
+    key = "open-cluster-management.io/image-registries"
+    assert registries_changed(cluster(), cluster(**{key: "{}"}))
+    assert not registries_changed(cluster(other="1"), cluster(other="2"))
