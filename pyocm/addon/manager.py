@@ -21,7 +21,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from pyocm.addon.agent import ADDON_DEPLOYMENT_CONFIG, ADDON_TEMPLATE, AgentAddon
+from pyocm.addon.agent import (
+    ADDON_DEPLOYMENT_CONFIG,
+    ADDON_TEMPLATE,
+    KUBE_CLIENT_SIGNER,
+    AgentAddon,
+)
 from pyocm.addon.deploy.manager import add_addon_deploy_controllers
 from pyocm.addon.hub import common, hashes
 from pyocm.addon.hub.manager import add_addon_manager_controllers
@@ -35,10 +40,15 @@ from pyocm.addon.template.controller import (
     references_template,
 )
 from pyocm.api import kinds as ocm
+from pyocm.api import wellknown
+from pyocm.kube import kinds
 from pyocm.runtime.controller import Controller
 from pyocm.runtime.events import Recorder
 from pyocm.runtime.manager import Manager
 
+#: The controllers judging add-on CSRs: the hub's approval chain (kube-apiserver-client),
+#: the custom signers' approval, and their signing.
+CSR_CONTROLLERS = ("csr-approval", "addon-custom-signer-csr-approval", "addon-csr-signing")
 #: Upstream's event source for the add-on manager's events.
 EVENT_SOURCE = "addon-manager-controller"
 
@@ -70,15 +80,32 @@ def add_addon_controllers(
     by_mca = [registration, deploy, *(c for c in made if c.name == hashes.MCA_CONTROLLER_NAME)]
     by_name = [templates, *(c for c in made if c.name == hashes.CMA_CONTROLLER_NAME)]
     mcas = manager.informer(ocm.MANAGED_CLUSTER_ADDON)
+    by_csr = [c for name in CSR_CONTROLLERS for c in manager.controllers_named(name)]
+    csrs = [
+        manager.informer(kinds.CSR, fields=f"spec.signerName={KUBE_CLIENT_SIGNER}"),
+        manager.informer(
+            kinds.CSR,
+            fields=f"spec.signerName!={KUBE_CLIENT_SIGNER}",
+            labels=wellknown.ADDON_NAME_LABEL,
+        ),
+    ]
 
     def added(name: str) -> None:
         """Upstream's ``Trigger`` when a template add-on's manager starts: its MCAs are
-        looked at again by the controllers that skipped them until now."""
+        looked at again by the controllers that skipped them until now, and so are its
+        CSRs (pending or unsigned ones the approval and signing controllers passed over
+        before it joined, after a hub restart say: they have no resync)."""
         for key in mcas.store.index_keys(common.MCA_BY_NAME, name):
             for controller in by_mca:
                 controller.enqueue(key)
         for controller in by_name:
             controller.enqueue(name)
+        for informer in csrs:
+            for csr in informer.store.objects():
+                labels = csr["metadata"].get("labels") or {}
+                if labels.get(wellknown.ADDON_NAME_LABEL) == name:
+                    for controller in by_csr:
+                        controller.enqueue(csr["metadata"]["name"])
 
     addons.on_added(added)
 

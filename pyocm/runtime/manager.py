@@ -84,6 +84,10 @@ class Manager:
         self._controllers.append(made)
         return made
 
+    def controllers_named(self, name: str) -> list[Controller]:
+        """The controllers added under ``name`` (to wake them from another's event)."""
+        return [c for c in self._controllers if c.name == name]
+
     def add(self, name: str, runnable: Runnable) -> None:
         """Run ``runnable`` (a periodic job, say) alongside the controllers."""
         self._runnables.append((name, runnable))
