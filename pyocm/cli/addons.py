@@ -17,6 +17,7 @@ cluster, and exits 1.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +34,7 @@ from pyocm.addon.helloworld.agent import (
 )
 from pyocm.api import catalog, conditions, shapes, wellknown
 from pyocm.api import kinds as ocm
+from pyocm.cli.clusters import workloads_of
 from pyocm.cli.common import (
     KUBECONFIG_HELP,
     connect,
@@ -298,9 +300,9 @@ def get_addons(
         fail(f"--output must be one of {', '.join(OUTPUTS)}", code=2)
     addons = name_list(addon_names or [], what="an add-on name", flag="NAME")
     clusters = name_list(cluster_names, what="a cluster name", flag="--cluster")
-    items = run(_list(kubeconfig, set(addons), set(clusters)))
+    items, simulated = run(_list(kubeconfig, set(addons), set(clusters)))
     if output == "table":
-        _print_table(items)
+        _print_table(items, simulated)
     elif output == "name":
         for item in items:
             meta = item["metadata"]
@@ -311,9 +313,16 @@ def get_addons(
 
 async def _list(
     kubeconfig: Path | None, addons: set[str], clusters: set[str]
-) -> list[dict[str, Any]]:
+) -> tuple[list[dict[str, Any]], set[str]]:
+    """The MCAs, and the clusters whose workload status is simulated."""
     async with connect(kubeconfig) as api:
         listed = await api.list_all(MCA)
+        managed = await api.list_all(ocm.MANAGED_CLUSTER)
+    simulated = {
+        _meta(cluster, "name")
+        for cluster in shapes.objects(managed.get("items"))
+        if workloads_of(shapes.mapping(cluster.get("status")).get("clusterClaims")) == "simulated"
+    }
     items = [
         item
         for item in shapes.objects(listed.get("items"))
@@ -324,15 +333,19 @@ async def _list(
         item.setdefault("apiVersion", MCA.api_version)
         item.setdefault("kind", MCA.kind)
     items.sort(key=lambda item: (_meta(item, "name"), _meta(item, "namespace")))
-    return items
+    return items, simulated
 
 
 def _meta(item: dict[str, Any], field: str) -> str:
     return str(shapes.mapping(item.get("metadata")).get(field, ""))
 
 
-def addon_rows(items: list[dict[str, Any]]) -> list[tuple[str, ...]]:
-    """One row per ManagedClusterAddOn, in :data:`HEADERS`' order (read defensively)."""
+def addon_rows(
+    items: list[dict[str, Any]], simulated: Collection[str] = ()
+) -> list[tuple[str, ...]]:
+    """One row per ManagedClusterAddOn, in :data:`HEADERS`' order (read defensively).
+    An add-on healthy from its workloads' status (health check ``Customized``) on a
+    cluster in ``simulated`` (no kubelet: that status is made up) says so."""
     rows = []
     for item in items:
         status = shapes.mapping(item.get("status"))
@@ -341,6 +354,9 @@ def addon_rows(items: list[dict[str, Any]]) -> list[tuple[str, ...]]:
         for kind in SHOWN_CONDITIONS:
             condition = conditions.find(found, kind)
             shown.append(str(condition.get("status", "")) if condition else "<none>")
+        mode = shapes.mapping(status.get("healthCheck")).get("mode")
+        if mode == "Customized" and _meta(item, "namespace") in simulated and shown[0] != "<none>":
+            shown[0] += " (simulated)"
         namespace = status.get("namespace") or shapes.mapping(item.get("spec")).get(
             "installNamespace", ""
         )
@@ -348,13 +364,13 @@ def addon_rows(items: list[dict[str, Any]]) -> list[tuple[str, ...]]:
     return rows
 
 
-def _print_table(items: list[dict[str, Any]]) -> None:
+def _print_table(items: list[dict[str, Any]], simulated: set[str]) -> None:
     if not items:
         typer.echo("No resources found", err=True)
         return
     table = Table(box=None, header_style="bold")
     for column in HEADERS:
         table.add_column(column)
-    for row in addon_rows(items):
+    for row in addon_rows(items, simulated):
         table.add_row(*row)
     Console(width=200).print(table)

@@ -119,13 +119,13 @@ def cluster_rows(clusters: list[ManagedCluster], *, now: datetime) -> list[tuple
                 age(cluster["metadata"].get("creationTimestamp"), now=now),
                 str(shapes.mapping(status.get("version")).get("kubernetes", "")),
                 str(len(status.get("clusterClaims") or [])),
-                _workloads(status.get("clusterClaims")),
+                workloads_of(status.get("clusterClaims")),
             )
         )
     return rows
 
 
-def _workloads(claims: object) -> str:
+def workloads_of(claims: object) -> str:
     """The value of the cluster's ``workloads.pyocm.io`` claim (``simulated`` on embedded
     clusters), ``real`` when it reports claims without that one (its own kubelet and
     controllers report workload status), and empty before it reports any."""
