@@ -221,5 +221,11 @@ def test_a_template_agent_keeping_a_lease_and_bad_inputs(up: tuple[Path, Path]) 
     apply(hub, grant)
     until(lambda: any("no-such-secret failed: not found" in m for m in failed_csrs()), timeout=120)
 
+    # A registration of a type upstream does not know is refused at admission.
+    bogus = template("bogus-registration", [], registration=[{"type": "Bogus"}])
+    refused = kubectl(hub, "apply", "-f", "-", stdin=json.dumps(bogus))
+    assert refused.returncode != 0
+    assert 'spec.registration[0].type: Unsupported value: "Bogus"' in refused.stderr, refused.stderr
+
     # The add-on that works kept working throughout.
     assert conditions_of(hub, LEASE_ADDON)["Available"][0] == "True"
