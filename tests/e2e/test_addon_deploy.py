@@ -309,7 +309,8 @@ async def test_an_agent_is_deployed_reported_available_and_its_hook_run_on_remov
         )
         mca = await api.get(ocm.MANAGED_CLUSTER_ADDON, name, namespace=cluster)
         assert mca["metadata"]["deletionTimestamp"]
-        await managed.api.get(kinds.JOB, f"{name}-cleanup", namespace=AGENT_NS)
+        # The condition comes with the hook work; the work agent applies its Job after.
+        await eventually(lambda: managed.api.get(kinds.JOB, f"{name}-cleanup", namespace=AGENT_NS))
 
         # Once a Job runs and completes, the add-on goes, and its works with it (owner
         # references); the orphaned Namespace and ConfigMap stay on the cluster.
