@@ -20,7 +20,12 @@ memory are its own; the simulator runs here, each cluster a real agent, or split
   install strategy (time until every ManagedClusterAddOn is Available, each cluster
   with its own add-on certificate and Lease), the two copies likewise, and the same
   window with the three (:mod:`pyocm.bench.addons`). The add-on agents are simulated:
-  each renews its add-on's Lease in its cluster's memory and never connects to the hub.
+  each renews its add-on's Lease in its cluster's memory and never connects to the hub;
+* ``template``: N clusters joined, a window without add-ons, then seed 003's template
+  add-on installed on every cluster by a placement (time until every MCA is Available,
+  health from the agent Deployment's simulated status), and its upgrade to a v2
+  template rolled out ProgressivePerGroup (time and hub CPU per decision group)
+  (:mod:`pyocm.bench.template`). No add-on agent runs, not even a simulated one.
 
 Every simulated cluster runs the work agent beside registration, as a klusterlet does,
 and its agent's add-on side (a watch of its ManagedClusterAddOns) in every scenario.
@@ -53,7 +58,7 @@ from cryptography import x509
 
 from pyocm.api import conditions, wellknown
 from pyocm.api import kinds as ocm
-from pyocm.bench import addons, works
+from pyocm.bench import addons, template, works
 from pyocm.bench.simulation import InProcess, Shards, Simulation, Snapshot
 from pyocm.bench.stats import bucketed, latencies, request_buckets
 from pyocm.kube import kinds, timefmt
@@ -64,7 +69,15 @@ from pyocm.runtime.informer import Change, Informer
 from pyocm.sim.fleet import FleetOptions
 from pyocm.testing import HubProcess
 
-SCENARIOS = ("steady", "burst", "heartbeat-churn", "rotation-storm", "works", "addons")
+SCENARIOS = (
+    "steady",
+    "burst",
+    "heartbeat-churn",
+    "rotation-storm",
+    "works",
+    "addons",
+    "template",
+)
 _TICKS = os.sysconf("SC_CLK_TCK")
 
 
@@ -104,6 +117,7 @@ class Scenario:
             "rotation-storm": (50.0, 60, 60.0),
             "works": (50.0, 60, 60.0),
             "addons": (50.0, 60, 60.0),
+            "template": (50.0, 60, 60.0),
         }[name]
         return cls(
             name=name,
@@ -208,6 +222,8 @@ async def _measure(
         auto_accept=True,
         lease_seconds=scenario.lease_seconds,
         healthcheck_period=scenario.healthcheck_period,
+        # A template add-on's health is its Deployment's: no Lease to renew.
+        addon_agents=scenario.name != "template",
     )
     async with Api.from_kubeconfig(hub.kubeconfig) as admin:
         fleet: Simulation
@@ -286,6 +302,15 @@ async def _measure(
                     cpu_seconds=stats.cpu_seconds,
                     rss_mib=stats.rss_mib,
                     baseline=window_cores,
+                    add=report.add,
+                )
+            if scenario.name == "template":
+                await template.measure(
+                    admin,
+                    fleet,
+                    clusters=scenario.clusters,
+                    cpu_seconds=stats.cpu_seconds,
+                    rss_mib=stats.rss_mib,
                     add=report.add,
                 )
         finally:

@@ -61,6 +61,9 @@ class Snapshot:
     #: Simulated add-on agents running, and those that have written their Lease.
     addon_agents: int = 0
     addon_leases: int = 0
+    #: Deployments in the clusters' memory by ``"<name> <label>=<value>"``, one count
+    #: per label each carries (what the work agents applied, whatever its version).
+    deployment_labels: Counter[str] = field(default_factory=Counter)
 
     def add(self, other: Snapshot) -> None:
         self.members += other.members
@@ -72,6 +75,7 @@ class Snapshot:
         self.rotation_seconds.extend(other.rotation_seconds)
         self.addon_agents += other.addon_agents
         self.addon_leases += other.addon_leases
+        self.deployment_labels.update(other.deployment_labels)
 
     @property
     def available(self) -> bool:
@@ -103,6 +107,7 @@ def _snapshot(fleet: Fleet, latency: LeaseLatency) -> Snapshot:
         rotation_seconds=fleet.rotation_seconds(),
         addon_agents=fleet.addon_agents(),
         addon_leases=fleet.addon_leases(),
+        deployment_labels=fleet.deployment_labels(),
     )
 
 

@@ -37,8 +37,9 @@ def bench_fleet(
     scenario: str = typer.Option(
         "steady",
         "--scenario",
-        help="steady, burst, heartbeat-churn, rotation-storm, works or addons (see"
-        " pyocm/bench/fleet.py; in addons, the add-on agents are simulated).",
+        help="steady, burst, heartbeat-churn, rotation-storm, works, addons or template (see"
+        " pyocm/bench/fleet.py; in addons, the add-on agents are simulated; in template,"
+        " the agent Deployment's status is).",
     ),
     clusters: int = typer.Option(200, "--clusters", min=1, help="Simulated clusters."),
     duration: float = typer.Option(

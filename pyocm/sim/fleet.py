@@ -143,6 +143,17 @@ class Fleet:
         """How many add-on Leases the simulated agents have written at least once."""
         return sum(1 for m in self.members for agent in m.addons.agents.values() if agent.renewals)
 
+    def deployment_labels(self) -> Counter[str]:
+        """The Deployments the work agents applied, by ``"<name> <label>=<value>"``
+        (one count per label of each), over every cluster's memory."""
+        found: Counter[str] = Counter()
+        for member in self.members:
+            for deployment in member.spoke.peek(kinds.DEPLOYMENT):
+                meta = deployment["metadata"]
+                labels = meta.get("labels") or {}
+                found.update(f"{meta['name']} {key}={value}" for key, value in labels.items())
+        return found
+
     def join_seconds(self) -> list[float]:
         return sorted(m.available_after for m in self.members if m.available_after is not None)
 

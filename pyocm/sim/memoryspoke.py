@@ -71,6 +71,11 @@ class MemorySpoke:
             if namespace in (None, ns)
         ]
 
+    def peek(self, kind: Kind) -> Iterable[Obj]:
+        """The stored objects of ``kind``, not copied: for reading only (a fleet's
+        snapshot counts them across thousands of clusters)."""
+        return self._by_kind.get((kind.group, kind.plural), {}).values()
+
     async def create(self, kind: Kind, obj: Obj) -> Obj:
         if kind == kinds.SUBJECT_ACCESS_REVIEW:
             return _allowed(obj)

@@ -129,6 +129,44 @@ def test_fleet_benchmark_enables_add_ons_on_every_cluster() -> None:
     )
 
 
+def test_fleet_benchmark_installs_and_upgrades_a_template_add_on() -> None:
+    lines = bench("fleet", "--scenario", "template", "--clusters", "6", "--duration", "2")
+    report = {line[:35].strip(): line[35:] for line in lines}
+    assert report["clusters"] == "6 (template)"
+    assert report["template registrations"] == "KubeClient (2 hub permissions), CustomSigner"
+    assert re.match(
+        r"[\d.]+ s \(6 of 6; goal 120 s: (met|MISSED)\)$",
+        report["Available on all after"],
+    )
+    assert re.match(r"[\d.]+ cores$", report["hub CPU while enabling"])
+    assert re.match(r"n=6 p50=\d+ ms", report["enable to Available, per cluster"])
+    assert report["certificates signed"] == (
+        "example.com/signer-name: 6 clusters, kubernetes.io/kube-apiserver-client: 6 clusters"
+    )
+    assert report["hub permission RoleBindings"] == (
+        "6 CurrentCluster (cluster namespaces), 1 SingleNamespace in open-cluster-management"
+        " (one name, as upstream)"
+    )
+    assert report["agent Deployments on the clusters"] == "6 (status simulated, nothing runs)"
+    # clustersPerDecisionGroup 25% of 6: groups of 2.
+    assert report["decision groups"] == "3 (2/2/2 clusters; clustersPerDecisionGroup 25%)"
+    for index in range(3):
+        assert re.match(
+            r"[\d.]+ s \(v2 desired at \+[\d.]+ s, all applied at \+[\d.]+ s\),"
+            r" hub CPU ([\d.]+ cores|-)$",
+            report[f"group {index} (2 clusters)"],
+        )
+    assert re.match(
+        r"[\d.]+ s \(6 of 6\), hub CPU [\d.]+ cores$", report["v2 applied on all after"]
+    )
+    assert report["Available lost during the rollout"] == "0"
+    assert report["CMA install progression"] == (
+        "Completed: selected clusters 6. configured addons 6/6 completed with no errors,"
+        " 0 failed 0 timeout."
+    )
+    assert report["agent Deployments at v2"] == "6 of 6 clusters"
+
+
 def test_placement_benchmark_reports_latency_and_cpu() -> None:
     lines = bench(
         "placement", "--clusters", "60", "--placements", "10", "--changes", "6",
