@@ -12,6 +12,7 @@ from pyocm.addon.template import decorate
 from pyocm.addon.template.render import RenderError, render_manifests
 from pyocm.addon.template.values import INSTALL_NAMESPACE, deployment_config_values
 from pyocm.api.models.addon_v1beta1 import AddOnDeploymentConfigSpec
+from tests.unit.addon.template.rendering import rendered_pod
 
 # -- namespace (TestNamespaceDecorator) ------------------------------------------------
 
@@ -225,44 +226,17 @@ def test_override_image(registries: list[Any], image: str, expected: str) -> Non
     assert decorate.override_image(registries, image) == expected
 
 
-def _workload_pod(adc: dict[str, Any] | None, **template: Any) -> dict[str, Any]:
-    pod: dict[str, Any] = {"containers": [{"name": "c", "image": "i"}], **template}
-    spec = {
-        "addonName": "a",
-        "agentSpec": {
-            "workload": {
-                "manifests": [
-                    {
-                        "apiVersion": "apps/v1",
-                        "kind": "Deployment",
-                        "metadata": {"name": "d", "namespace": "ns"},
-                        "spec": {"template": {"spec": pod}},
-                    }
-                ]
-            }
-        },
-    }
-    deployment = render_manifests(
-        addon_name="a",
-        template_spec=spec,
-        cluster={"metadata": {"name": "c1"}},
-        deployment_config=adc,
-    )[0]
-    result: dict[str, Any] = deployment["spec"]["template"]["spec"]
-    return result
-
-
 def test_tolerations_need_a_node_selector() -> None:
     """Upstream's quirk: tolerations alone are not applied."""
     toleration = {"key": "k", "operator": "Exists"}
-    pod = _workload_pod({"nodePlacement": {"tolerations": [toleration]}}, nodeSelector={"own": "x"})
+    pod = rendered_pod({"nodePlacement": {"tolerations": [toleration]}}, nodeSelector={"own": "x"})
     assert pod["nodeSelector"] == {"own": "x"}
     assert "tolerations" not in pod
 
 
 def test_node_selector_replaces_both() -> None:
     placement = {"nodeSelector": {"host": "ssd"}}
-    pod = _workload_pod(
+    pod = rendered_pod(
         {"nodePlacement": placement}, nodeSelector={"own": "x"}, tolerations=[{"key": "t"}]
     )
     assert pod["nodeSelector"] == {"host": "ssd"}
@@ -300,7 +274,7 @@ def test_custom_signer_nil_is_an_error() -> None:
 )
 def test_private_keys_as_variables_are_invalid_values(variable: str, message: str) -> None:
     with pytest.raises(RenderError) as caught:
-        _workload_pod({"customizedVariables": [{"name": variable, "value": "x"}]})
+        rendered_pod({"customizedVariables": [{"name": variable, "value": "x"}]})
     assert str(caught.value) == message
 
 
@@ -310,6 +284,6 @@ def test_resource_quantities_are_canonical() -> None:
             {"containerID": "*:*:*", "resources": {"limits": {"cpu": "0.5", "memory": 1024}}}
         ]
     }
-    assert _workload_pod(adc)["containers"][0]["resources"] == {
+    assert rendered_pod(adc)["containers"][0]["resources"] == {
         "limits": {"cpu": "500m", "memory": "1024"}
     }

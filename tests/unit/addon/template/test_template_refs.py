@@ -71,9 +71,8 @@ def test_the_deployment_config_in_effect() -> None:
 def test_the_template_in_effect_and_its_errors() -> None:
     templates = Store()
     templates.upsert({"metadata": {"name": "t"}, "spec": {"addonName": "hello"}})
-    assert refs.addon_template(templates, mca(ref("addontemplates", "t", "h")))["spec"] == {
-        "addonName": "hello"
-    }
+    found: Any = refs.addon_template(templates, mca(ref("addontemplates", "t", "h")))
+    assert found["spec"] == {"addonName": "hello"}
     with pytest.raises(refs.TemplateError, match=r"^addon c1/hello template not found in status$"):
         refs.addon_template(templates, mca())
 

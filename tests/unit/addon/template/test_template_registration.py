@@ -212,7 +212,10 @@ async def test_custom_signer_csrs_need_the_clusters_agent_and_the_templates_subj
 async def test_a_custom_signer_naming_a_kubernetes_signer_is_not_honoured() -> None:
     """It would have the hub's own CA sign a subject of the template's choosing."""
     template = copy.deepcopy(TEMPLATE)
-    spoof = {"user": "system:open-cluster-management:c2:spoofed", "groups": ["system:masters"]}
+    spoof: dict[str, Any] = {
+        "user": "system:open-cluster-management:c2:spoofed",
+        "groups": ["system:masters"],
+    }
     template["spec"]["registration"] = [
         {
             "type": "CustomSigner",

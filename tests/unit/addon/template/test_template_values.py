@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from pyocm.addon.template.render import RenderError, render_manifests
+from pyocm.addon.template.render import RenderError
 from pyocm.addon.template.values import (
     INSTALL_NAMESPACE,
     REGISTRIES,
@@ -19,6 +19,7 @@ from pyocm.addon.template.values import (
 from pyocm.api.models.addon_v1alpha1 import AddOnTemplateSpec
 from pyocm.api.models.addon_v1beta1 import AddOnDeploymentConfigSpec
 from pyocm.api.models.cluster_v1 import ManagedCluster
+from tests.unit.addon.template.rendering import rendered_pod
 
 KUBECONFIG = "/managed/hub-kubeconfig/kubeconfig"
 WITH_REGISTRATION: AddOnTemplateSpec = {
@@ -188,36 +189,9 @@ def test_annotation_invalid(annotation: str, message: str) -> None:
 
 
 def _image(annotation: str | None, adc: dict[str, Any] | None) -> str:
-    spec = {
-        "addonName": "a",
-        "agentSpec": {
-            "workload": {
-                "manifests": [
-                    {
-                        "apiVersion": "apps/v1",
-                        "kind": "Deployment",
-                        "metadata": {"name": "d", "namespace": "ns"},
-                        "spec": {
-                            "template": {
-                                "spec": {
-                                    "containers": [
-                                        {
-                                            "name": "c",
-                                            "image": "quay.io/open-cluster-management/x:v1",
-                                        }
-                                    ]
-                                }
-                            }
-                        },
-                    }
-                ]
-            }
-        },
-    }
-    objects = render_manifests(
-        addon_name="a", template_spec=spec, cluster=cluster(annotation), deployment_config=adc
-    )
-    image: str = objects[0]["spec"]["template"]["spec"]["containers"][0]["image"]
+    containers = [{"name": "c", "image": "quay.io/open-cluster-management/x:v1"}]
+    pod = rendered_pod(adc, cluster=cluster(annotation), containers=containers)
+    image: str = pod["containers"][0]["image"]
     return image
 
 
