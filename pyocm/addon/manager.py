@@ -36,6 +36,7 @@ from pyocm.addon.registry import AddonRegistry
 from pyocm.addon.template.agent import Caches, TemplateAddon
 from pyocm.addon.template.controller import (
     CONTROLLER_NAME,
+    MISSING_CONTROLLER_NAME,
     TemplateAddonController,
     references_template,
 )
@@ -44,6 +45,7 @@ from pyocm.api import wellknown
 from pyocm.kube import kinds
 from pyocm.runtime.controller import Controller
 from pyocm.runtime.events import Recorder
+from pyocm.runtime.informer import Change
 from pyocm.runtime.manager import Manager
 
 #: The controllers judging add-on CSRs: the hub's approval chain (kube-apiserver-client),
@@ -77,7 +79,12 @@ def add_addon_controllers(
     )
     deploy = add_addon_deploy_controllers(manager, addons=addons)
     templates = add_template_controller(manager, registry=addons)
-    by_mca = [registration, deploy, *(c for c in made if c.name == hashes.MCA_CONTROLLER_NAME)]
+    by_mca = [
+        registration,
+        deploy,
+        *manager.controllers_named(MISSING_CONTROLLER_NAME),
+        *(c for c in made if c.name == hashes.MCA_CONTROLLER_NAME),
+    ]
     by_name = [templates, *(c for c in made if c.name == hashes.CMA_CONTROLLER_NAME)]
     mcas = manager.informer(ocm.MANAGED_CLUSTER_ADDON)
     by_csr = [c for name in CSR_CONTROLLERS for c in manager.controllers_named(name)]
@@ -130,6 +137,13 @@ def add_template_controller(manager: Manager, *, registry: AddonRegistry) -> Con
     )
     controller = manager.controller(CONTROLLER_NAME, control.reconcile)
     controller.watch(cmas)
-    controller.watch(mcas, common.mca_name, predicate=references_template)
-    controller.watch(templates, control.addons_of_template)
+    # Only deletions matter here: the last MCA of an add-on gone lets it leave.
+    controller.watch(mcas, common.mca_name, predicate=_deleted)
+    missing = manager.controller(MISSING_CONTROLLER_NAME, control.report_missing_template)
+    missing.watch(mcas, predicate=references_template)
+    missing.watch(templates, control.mcas_of_template)
     return controller
+
+
+def _deleted(change: Change) -> bool:
+    return change.new is None

@@ -36,6 +36,8 @@ from pyocm.runtime.informer import Change, Informer
 
 log = logging.getLogger(__name__)
 CONTROLLER_NAME = "addon-template-controller"
+#: pyocm's own: the MCAs whose template is missing (see the module docstring).
+MISSING_CONTROLLER_NAME = "addon-template-missing-controller"
 REASON_APPLY_FAILED = "ManifestWorkApplyFailed"
 Obj = dict[str, Any]
 
@@ -57,10 +59,14 @@ class TemplateAddonController:
     _refused: set[str] = field(default_factory=set)
 
     async def reconcile(self, name: str) -> None:
+        """Add-on ``name`` joins or leaves the registry."""
         cma = models.view(ClusterManagementAddOn, self.cmas.store.get(name))
-        mcas = self.mcas.store.by_index(common.MCA_BY_NAME, name)
         if not refs.supports_templates(cma):
-            if not mcas and name in self.registry and not self.registry.is_fixed(name):
+            if (
+                name in self.registry
+                and not self.registry.is_fixed(name)
+                and not self.mcas.store.index_count(common.MCA_BY_NAME, name)
+            ):
                 log.info("stopping template add-on %s", name)
                 self.registry.remove(name)
             return
@@ -72,10 +78,17 @@ class TemplateAddonController:
         if name not in self.registry:
             log.info("starting template add-on %s", name)
             self.registry.add(self.make(name))
-        for mca in mcas:
-            await self._report_missing_template(mca)
 
-    async def _report_missing_template(self, mca: Obj) -> None:
+    async def report_missing_template(self, key: str) -> None:
+        """MCA ``key`` (``<cluster>/<addon>``) of a template add-on, when the template its
+        reference names does not exist: say so. One MCA a pass: a fleet's MCAs changing
+        costs a look at each, not a scan of all of them at each change."""
+        mca = self.mcas.store.get(key)
+        if mca is None:
+            return
+        name = mca["metadata"]["name"]
+        if name not in self.registry or self.registry.is_fixed(name):
+            return
         ref = refs.template_ref(mca.get("status", {}).get("configReferences") or [])
         desired = (ref or {}).get("desiredConfig") or {}
         wanted = desired.get("name")
@@ -98,10 +111,7 @@ class TemplateAddonController:
         )
         await common.patch_status(self.api, ocm.MANAGED_CLUSTER_ADDON, mca, status)
 
-    def addons_of_template(self, template: Obj) -> list[str]:
-        """The add-ons whose MCAs name ``template`` (their keys' names)."""
+    def mcas_of_template(self, template: Obj) -> list[str]:
+        """The keys of the MCAs whose references name ``template``."""
         key = hashes.config_of_key(template, ADDON_TEMPLATE)
-        names = {
-            k.rpartition("/")[2] for k in self.mcas.store.index_keys(hashes.MCA_BY_CONFIG, key)
-        }
-        return sorted(names)
+        return self.mcas.store.index_keys(hashes.MCA_BY_CONFIG, key)

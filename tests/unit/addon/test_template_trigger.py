@@ -61,6 +61,10 @@ async def test_joining_wakes_the_addons_mcas_and_csrs() -> None:
     for name in ("addon-custom-signer-csr-approval", "addon-csr-signing"):
         [controller] = manager.controllers_named(name)
         assert await queued(controller.queue) == mine
-    for name in ("addon-registration-controller", "addon-deploy-controller"):
+    for name in (
+        "addon-registration-controller",
+        "addon-deploy-controller",
+        "addon-template-missing-controller",
+    ):
         [controller] = manager.controllers_named(name)
         assert await queued(controller.queue) == {"c1/tmpl"}
