@@ -253,7 +253,9 @@ def agent(
         helloworld.INSTALL_NAMESPACE, "--addon-namespace", help="The agent's install namespace."
     ),
     kubeconfig: Path = typer.Option(
-        None, "--kubeconfig", help="The managed cluster's kubeconfig (default: $KUBECONFIG)."
+        None,
+        "--kubeconfig",
+        help="The managed cluster's kubeconfig (default: $KUBECONFIG, else the pod's ServiceAccount).",
     ),
     hub_kubeconfig: Path = typer.Option(
         None,

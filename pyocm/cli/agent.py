@@ -11,7 +11,7 @@ import typer
 import yaml  # type: ignore[import-untyped,unused-ignore]
 
 from pyocm.cli import workagent
-from pyocm.cli.common import fail, run, setup_logging, until_signal
+from pyocm.cli.common import connect_managed, fail, run, setup_logging, until_signal
 from pyocm.cli.hub import parse_duration
 from pyocm.cli.metricsserver import DISABLED, parse_bind_address, serving_metrics
 from pyocm.cli.metricsserver import HELP as METRICS_HELP
@@ -154,7 +154,9 @@ def agent(
         "on the managed cluster; a change to it makes the agent bootstrap again.",
     ),
     spoke_kubeconfig: Path = typer.Option(
-        ..., "--spoke-kubeconfig", help="Kubeconfig of the managed cluster."
+        None,
+        "--spoke-kubeconfig",
+        help="Kubeconfig of the managed cluster (default: the pod's ServiceAccount, run in it).",
     ),
     hub_kubeconfig_secret: str = typer.Option("hub-kubeconfig-secret", "--hub-kubeconfig-secret"),
     cluster_healthcheck_period: str = typer.Option("1m", "--cluster-healthcheck-period"),
@@ -228,13 +230,13 @@ def agent(
 
 async def _agent(
     bootstrap: dict[str, object] | None,
-    spoke_kubeconfig: Path,
+    spoke_kubeconfig: Path | None,
     options: AgentOptions,
     work: WorkAgentOptions | None,
     *,
     metrics_address: str = DISABLED,
 ) -> None:
-    async with serving_metrics(metrics_address), Api.from_kubeconfig(spoke_kubeconfig) as api:
+    async with serving_metrics(metrics_address), connect_managed(spoke_kubeconfig) as api:
         agent = RegistrationAgent(
             bootstrap=bootstrap, managed=KubeManagedSide(api), options=options
         )

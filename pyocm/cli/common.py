@@ -21,13 +21,15 @@ from pyocm.kube import names
 from pyocm.kube.status import ApiError
 from pyocm.registration.agent.errors import AgentError
 from pyocm.registration.hub.accept import AcceptError
+from pyocm.runtime import incluster
 from pyocm.runtime.client import Api
 from pyocm.runtime.errors import ApiConnectionError
 
 T = TypeVar("T")
 
 KUBECONFIG_HELP = (
-    "Hub kubeconfig (default: $KUBECONFIG, else the default hub data dir's admin.kubeconfig)."
+    "Hub kubeconfig (default: $KUBECONFIG, else the pod's ServiceAccount when run in a "
+    "cluster, else the default hub data dir's admin.kubeconfig)."
 )
 
 
@@ -41,10 +43,26 @@ def kubeconfig_path(given: Path | None) -> Path:
 
 
 def connect(given: Path | None) -> Api:
+    """The hub: ``--kubeconfig``, else ``$KUBECONFIG``, else this pod's ServiceAccount when
+    run in a cluster (client-go's order), else the local hub's admin kubeconfig."""
+    if given is None and not os.environ.get("KUBECONFIG") and incluster.available():
+        return Api.from_in_cluster()
     path = kubeconfig_path(given)
     if not path.is_file():
         fail(f"no kubeconfig at {path}: start a hub with 'pyocm hub' or pass --kubeconfig")
     return Api.from_kubeconfig(path)
+
+
+def connect_managed(given: Path | None) -> Api:
+    """A managed cluster: its kubeconfig, else this pod's ServiceAccount (an agent
+    deployed on the cluster it manages, as upstream's agents run without the flag)."""
+    if given is not None:
+        if not given.is_file():
+            fail(f"kubeconfig {given} does not exist")
+        return Api.from_kubeconfig(given)
+    if not incluster.available():
+        fail("no managed cluster: pass its kubeconfig, or run in a pod of that cluster")
+    return Api.from_in_cluster()
 
 
 def fail(message: str, *, code: int = 1) -> NoReturn:

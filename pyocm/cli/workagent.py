@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from pyocm.cli.common import fail, run, setup_logging, until_signal
+from pyocm.cli.common import connect_managed, fail, run, setup_logging, until_signal
 from pyocm.cli.hub import parse_duration
 from pyocm.cli.metricsserver import DISABLED, parse_bind_address, serving_metrics
 from pyocm.cli.metricsserver import HELP as METRICS_HELP
@@ -85,7 +85,9 @@ def work_agent(
         help="Kubeconfig of the hub, with the cluster's own credential (the hub-kubeconfig-secret's).",
     ),
     spoke_kubeconfig: Path = typer.Option(
-        ..., "--spoke-kubeconfig", help="Kubeconfig of the managed cluster."
+        None,
+        "--spoke-kubeconfig",
+        help="Kubeconfig of the managed cluster (default: the pod's ServiceAccount, run in it).",
     ),
     agent_id: str = typer.Option("", "--agent-id", help="ID of the agent (default: the hub hash)."),
     status_sync_interval: str = STATUS_SYNC_INTERVAL,
@@ -105,7 +107,7 @@ def work_agent(
         ("--hub-kubeconfig", hub_kubeconfig),
         ("--spoke-kubeconfig", spoke_kubeconfig),
     ):
-        if not path.is_file():
+        if path is not None and not path.is_file():
             fail(f"{flag} {path} does not exist", code=2)
     options = work_options(
         cluster_name=cluster_name,
@@ -123,12 +125,15 @@ def work_agent(
 
 
 async def _work_agent(
-    hub_kubeconfig: Path, spoke_kubeconfig: Path, options: WorkAgentOptions, metrics_address: str
+    hub_kubeconfig: Path,
+    spoke_kubeconfig: Path | None,
+    options: WorkAgentOptions,
+    metrics_address: str,
 ) -> None:
     async with (
         serving_metrics(metrics_address),
         Api.from_kubeconfig(hub_kubeconfig) as hub,
-        Api.from_kubeconfig(spoke_kubeconfig) as spoke,
+        connect_managed(spoke_kubeconfig) as spoke,
     ):
         # No klusterlet operator puts the CRD there first: the agent does (crds.py).
         await ensure_applied_work_crd(spoke)

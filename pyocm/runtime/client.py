@@ -23,7 +23,7 @@ from lightkube.config.kubeconfig import KubeConfig, SingleConfig
 
 from pyocm.kube.kinds import Kind
 from pyocm.kube.status import ApiError
-from pyocm.runtime import watchstream
+from pyocm.runtime import incluster, watchstream
 from pyocm.runtime.errors import ApiConnectionError as ApiConnectionError  # the verbs raise it
 from pyocm.runtime.errors import api_error
 from pyocm.runtime.options import (
@@ -41,7 +41,8 @@ Obj = dict[str, Any]
 class Api:
     """One connection to one API server.
 
-    Build it with :meth:`from_kubeconfig` or :meth:`from_config`; close it with
+    Build it with :meth:`from_kubeconfig`, :meth:`from_config` or
+    :meth:`from_in_cluster`; close it with
     :meth:`close` or ``async with``.
     """
 
@@ -84,6 +85,11 @@ class Api:
             timeout=timeout,
             max_connections=max_connections,
         )
+
+    @classmethod
+    def from_in_cluster(cls, *, timeout: float = 30.0) -> Api:
+        """Connect as this pod's ServiceAccount (:mod:`pyocm.runtime.incluster`)."""
+        return cls(incluster.config(), timeout=timeout)
 
     @property
     def server(self) -> str:

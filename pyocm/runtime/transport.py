@@ -23,8 +23,10 @@ from typing import Any
 
 import aiohttp
 import orjson
+import yaml
 from lightkube.config import client_adapter
 from lightkube.config.kubeconfig import KubeConfig, SingleConfig
+from lightkube.core.exceptions import ConfigError
 
 from pyocm.base import requestmetrics as metrics
 from pyocm.runtime.errors import ApiConnectionError, api_error
@@ -38,11 +40,18 @@ def load_config(path: str | os.PathLike[str], *, context: str | None = None) -> 
     """The context ``context`` (the current one unless named) of a kubeconfig file."""
     if not Path(path).is_file():
         raise ApiConnectionError(f"kubeconfig {os.fspath(path)!r} does not exist")
-    return pick_context(KubeConfig.from_file(path), context)
+    try:
+        loaded = KubeConfig.from_file(path)
+    except (ConfigError, KeyError, TypeError, ValueError, yaml.YAMLError) as err:
+        raise ApiConnectionError(f"kubeconfig {os.fspath(path)!r} is not valid: {err}") from None
+    return pick_context(loaded, context)
 
 
 def pick_context(config: KubeConfig, context: str | None) -> SingleConfig:
-    picked = config.get(context_name=context)
+    try:
+        picked = config.get(context_name=context)
+    except ConfigError as err:
+        raise ApiConnectionError(f"kubeconfig: {err}") from None
     if picked is None:
         raise ApiConnectionError(
             f"kubeconfig has no context {context!r}"
