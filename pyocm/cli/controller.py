@@ -22,7 +22,7 @@ from pyocm.registration.hub.manager import (
     HubOptions,
 )
 from pyocm.runtime.leaderelection import LeaderElector
-from pyocm.runtime.manager import LeadershipLost
+from pyocm.runtime.manager import LeadershipLost, Manager
 
 
 def controller(
@@ -83,11 +83,15 @@ async def _run(
     install_crds: bool,
     metrics_address: str = DISABLED,
 ) -> None:
-    # Metrics are served whether or not this replica leads, as controller-runtime's are.
-    async with serving_metrics(metrics_address), connect(kubeconfig) as api:
+    # Metrics are served whether or not this replica leads, as controller-runtime's are;
+    # readiness waits for the caches of a replica that leads.
+    built: list[Manager] = []
+    ready = {"informer-sync": lambda: bool(built) and all(m.ready for m in built)}
+    async with serving_metrics(metrics_address, ready=ready), connect(kubeconfig) as api:
         if install_crds:
             await crdinstall.install(api, crdinstall.ocm_crds())
         manager = hubmanager.build(api, options=options)
+        built.append(manager)
         elector = None
         if leader_elect:
             try:

@@ -50,6 +50,7 @@ class Manager:
         self._informers: dict[tuple[int, Kind, str | None, str | None, str | None], Informer] = {}
         self._controllers: list[Controller] = []
         self._runnables: list[tuple[str, Runnable]] = []
+        self._active = False
 
     def informer(
         self,
@@ -92,6 +93,18 @@ class Manager:
         """Run ``runnable`` (a periodic job, say) alongside the controllers."""
         self._runnables.append((name, runnable))
 
+    @property
+    def synced(self) -> bool:
+        """Whether every informer has listed once (the controllers act on whole caches)."""
+        return all(informer.has_synced for informer in self._informers.values())
+
+    @property
+    def ready(self) -> bool:
+        """A readiness probe's answer: a replica waiting for the lease is ready (it stands
+        by, as controller-runtime's are); one running its controllers once its caches
+        have synced."""
+        return not self._active or self.synced
+
     async def wait_synced(self) -> None:
         await asyncio.gather(*(informer.wait_synced() for informer in self._informers.values()))
 
@@ -122,6 +135,7 @@ class Manager:
         raise LeadershipLost(f"lost the lease as {elector.identity}")
 
     async def _run_all(self) -> None:
+        self._active = True
         tasks = [
             asyncio.create_task(informer.run(), name=f"informer {informer.kind}")
             for informer in self._informers.values()
@@ -132,6 +146,7 @@ class Manager:
             tasks += [asyncio.create_task(run(), name=name) for name, run in self._runnables]
             await asyncio.gather(*tasks)
         finally:
+            self._active = False
             for task in tasks:
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)

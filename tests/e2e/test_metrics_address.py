@@ -8,6 +8,7 @@ import re
 import signal
 import subprocess
 import time
+import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -42,6 +43,14 @@ def scrape(url: str) -> tuple[str, list[tuple[str, dict[str, str], float]]]:
     with urllib.request.urlopen(url, timeout=10) as answer:
         assert answer.status == 200
         return answer.headers["Content-Type"], samples(answer.read().decode())
+
+
+def probe(url: str) -> tuple[int, str]:
+    try:
+        with urllib.request.urlopen(url, timeout=10) as answer:
+            return answer.status, answer.read().decode()
+    except urllib.error.HTTPError as err:
+        return err.code, err.read().decode()
 
 
 def test_the_controller_serves_its_reconcile_metrics(
@@ -84,6 +93,13 @@ def test_the_controller_serves_its_reconcile_metrics(
         assert of(found, "controller_runtime_reconcile_time_seconds_count", controller=name) >= 1
         assert of(found, "workqueue_adds_total", name=name) >= 1
         assert of(found, "workqueue_depth", name="csr-approval") == 0
+        # Health probes on the same listener: alive, and ready once its caches synced.
+        base = url.removesuffix("/metrics")
+        assert probe(f"{base}/healthz") == (200, "ok")
+        assert probe(f"{base}/readyz?verbose") == (
+            200,
+            "[+]ping ok\n[+]informer-sync ok\nreadyz check passed\n",
+        )
     finally:
         code = controller.stop(signal.SIGTERM)
     assert code == 0, "\n".join(controller.lines[-20:])
@@ -112,6 +128,8 @@ def test_the_agent_serves_its_metrics(
         url = re.search(SERVING, agent.wait_for(SERVING))[1]  # type: ignore[index]
         content_type, _ = scrape(url)
         assert content_type == metrics.CONTENT_TYPE, "the text format"
+        assert probe(url.replace("/metrics", "/healthz")) == (200, "ok")
+        assert probe(url.replace("/metrics", "/readyz")) == (200, "ok")
     finally:
         code = agent.stop(signal.SIGTERM)
     assert code == 0, "\n".join(agent.lines[-20:])
