@@ -16,6 +16,7 @@ from pyocm.cli.hub import parse_duration
 from pyocm.cli.metricsserver import DISABLED, parse_bind_address, serving_metrics
 from pyocm.cli.metricsserver import HELP as METRICS_HELP
 from pyocm.klusterlet.agent import DEFAULT_WORK, Klusterlet
+from pyocm.kube import names
 from pyocm.local.embedded import EmbeddedCluster
 from pyocm.pki.kubeconfig import build_kubeconfig
 from pyocm.registration import bootstraptoken, clusterinfo
@@ -43,6 +44,39 @@ def _labels(texts: list[str]) -> tuple[tuple[str, str | None], ...]:
 def clusters_dir() -> Path:
     base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
     return Path(base) / "pyocm" / "clusters"
+
+
+def _record_path(name: str) -> Path:
+    # NAME.data-dir is never a cluster's own folder: a cluster name has no dot.
+    return clusters_dir() / f"{name}.data-dir"
+
+
+def record_data_dir(name: str, folder: Path) -> None:
+    """Note where ``pyocm join`` keeps cluster ``name``'s embedded cluster, so that
+    ``pyocm unjoin`` finds it without being told ``--data-dir`` again."""
+    record = _record_path(name)
+    if folder.resolve() == (clusters_dir() / name).resolve():
+        record.unlink(missing_ok=True)
+        return
+    record.parent.mkdir(parents=True, exist_ok=True)
+    record.write_text(f"{folder.resolve()}\n")
+
+
+def recorded_data_dir(name: str) -> Path | None:
+    """The data dir the last ``pyocm join --cluster-name name`` used, if not the default."""
+    try:
+        text = _record_path(name).read_text().strip()
+    except OSError:
+        return None
+    return Path(text) if text else None
+
+
+def check_cluster_name(name: str) -> None:
+    """Upstream's agents refuse a cluster name that is not a DNS-1123 label (it names a
+    namespace on the hub) with this message; ``clusteradm join`` checks it before it
+    deploys anything, and so does ``pyocm join``."""
+    if problems := names.is_dns1123_label(name):
+        fail(f"--cluster-name: metadata.name format is not correct: {','.join(problems)}", code=2)
 
 
 def join(
@@ -76,6 +110,7 @@ def join(
 ) -> None:
     """Join this cluster to a hub and keep its agents running (Ctrl-C to stop)."""
     setup_logging(log_level)
+    check_cluster_name(cluster_name)
     labels = _labels(cluster_label)
     try:
         token = bootstraptoken.parse(hub_token)
@@ -95,6 +130,7 @@ def join(
             None if disable_work_agent else DEFAULT_WORK,
         )
     )
+    typer.echo("pyocm join stopped")
 
 
 async def _join(
@@ -108,11 +144,15 @@ async def _join(
     work: WorkAgentOptions | None,
 ) -> None:
     ca_pem = await clusterinfo.discover_ca(server, ca_cert_hash=ca_hash)
+    # Before anything is created here: a refused token leaves nothing behind.
+    await clusterinfo.check_token(server, ca_pem=ca_pem, token=str(token))
     bootstrap = build_kubeconfig(server=server, ca_pem=ca_pem, token=str(token))
     embedded: EmbeddedCluster | None = None
     if managed_kubeconfig is None:
-        embedded = EmbeddedCluster(name=name, data_dir=data_dir or clusters_dir() / name)
+        folder = data_dir or clusters_dir() / name
+        embedded = EmbeddedCluster(name=name, data_dir=folder)
         await embedded.start()
+        record_data_dir(name, folder)
         typer.echo(
             f"started an embedded managed cluster at {embedded.url} (kubeconfig {embedded.kubeconfig})"
         )

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import signal
+import socket
 from datetime import timedelta
 from pathlib import Path
 from typing import NoReturn
@@ -137,10 +138,31 @@ def hub(
         users = tuple(user.strip() for user in auto_approved_csr_users.split(",") if user.strip())
         options = HubOptions(feature_gates=gates, auto_approved_users=users, addons=addon_names)
     try:
+        check_port(host, port)
         _run(config, options)
     except (OSError, StorageError) as err:  # a busy port; a full disk, a damaged store
         typer.echo(f"error: {err}", err=True)
         raise typer.Exit(1) from None
+
+
+def check_port(host: str, port: int) -> None:
+    """Bind HOST:PORT as the server will, then let it go: a port another process holds
+    fails here, before the hub writes its keys and database into a data directory.
+
+    The server binds again once its store is open (its listener needs the socket then);
+    only a process taking the port in between still makes the start fail there."""
+    if port == 0:
+        return  # any free port will do
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind((host, port))
+        except OSError as err:
+            raise OSError(
+                f"cannot listen on {host}:{port}: {err.strerror} "
+                "(is another pyocm hub or pyocm up running? stop it, or pass another --listen)"
+            ) from None
 
 
 def _fail(message: str) -> NoReturn:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from pyocm.cli.agent import clusters_dir
+from pyocm.cli.agent import clusters_dir, recorded_data_dir
 from pyocm.cli.common import fail, run
 from pyocm.kube import kinds
 from pyocm.kube.status import ApiError
@@ -23,7 +23,9 @@ def unjoin(
         None, "--managed-kubeconfig", help="The managed cluster (default: its embedded cluster)."
     ),
     data_dir: Path = typer.Option(
-        None, "--data-dir", help="The embedded cluster's data dir, if not the default."
+        None,
+        "--data-dir",
+        help="The embedded cluster's data dir (default: where 'pyocm join' put it).",
     ),
     hub_kubeconfig_secret: str = typer.Option("hub-kubeconfig-secret", "--hub-kubeconfig-secret"),
 ) -> None:
@@ -37,10 +39,11 @@ def unjoin(
 async def _unjoin(name: str, kubeconfig: Path | None, data_dir: Path | None, secret: str) -> None:
     embedded = None
     if kubeconfig is None:
-        folder = data_dir or clusters_dir() / name
+        folder = data_dir or _joined_dir(name)
         if not folder.is_dir():
             fail(
-                f"no embedded cluster {name} at {folder}; pass --managed-kubeconfig for other clusters"
+                f"no embedded cluster {name} at {folder}; pass --data-dir if it was joined with "
+                "one, or --managed-kubeconfig for other clusters"
             )
         embedded = EmbeddedCluster(name=name, data_dir=folder)
         await embedded.start()
@@ -59,3 +62,12 @@ async def _unjoin(name: str, kubeconfig: Path | None, data_dir: Path | None, sec
             await embedded.stop()
         else:
             await api.close()
+
+
+def _joined_dir(name: str) -> Path:
+    """Where ``pyocm join`` last kept ``name``'s embedded cluster: the dir it recorded
+    (a join with ``--data-dir``) while that still exists, else the default."""
+    recorded = recorded_data_dir(name)
+    if recorded is not None and recorded.is_dir():
+        return recorded
+    return clusters_dir() / name

@@ -14,6 +14,8 @@ from typing import Any
 import yaml  # type: ignore[import-untyped,unused-ignore]
 
 from pyocm.kube import kinds
+from pyocm.kube.status import ApiError
+from pyocm.pki.kubeconfig import build_kubeconfig
 from pyocm.registration import bootstraptoken
 from pyocm.registration.agent.errors import AgentError
 from pyocm.runtime.client import Api
@@ -57,3 +59,32 @@ async def discover_ca(server: str, *, ca_cert_hash: str) -> bytes:
             f"(it hashes to {bootstraptoken.ca_cert_hash(ca_pem)}); check the hub address and the join command"
         )
     return ca_pem
+
+
+#: The API group a hub serves; ``clusteradm join``'s preflight looks for it too.
+CLUSTER_GROUP_PATH = "/apis/cluster.open-cluster-management.io/v1"
+
+
+async def check_token(server: str, *, ca_pem: bytes, token: str) -> None:
+    """Ask the hub, over the verified connection, whether it takes ``token``.
+
+    ``clusteradm join``'s preflight makes its first requests with the bootstrap
+    kubeconfig (the server version, then the cluster API group) before it deploys
+    anything on the managed cluster; this is that check, so a mistyped or expired token
+    fails before a cluster is started or a data directory written."""
+    config = build_kubeconfig(server=server, ca_pem=ca_pem, token=token)
+    async with Api.from_config(config) as api:
+        try:
+            await api.text(CLUSTER_GROUP_PATH)
+        except ApiError as err:
+            if err.code == 401:
+                raise AgentError(
+                    f"the hub at {server} refused the bootstrap credential (an expired or "
+                    "deleted token?); get a new one with 'pyocm get token' on the hub"
+                ) from None
+            if err.code == 404:
+                raise AgentError(
+                    f"no apigroup cluster.open-cluster-management.io/v1 detected at {server}: "
+                    "is it an OCM hub?"
+                ) from None
+            raise
