@@ -29,6 +29,10 @@ SECRET_TYPE = "bootstrap.kubernetes.io/token"
 NAMESPACE = "kube-system"
 MANAGED_CLUSTER_GROUP = "system:bootstrappers:managedcluster"
 DEFAULT_TTL = timedelta(hours=1)
+#: The label upstream's cluster-manager chart puts on its bootstrap token Secret, by which
+#: ``clusteradm get token --use-bootstrap-token`` finds the newest one (and ``clusteradm
+#: clean`` deletes them).
+LABELS = {"app": "cluster-manager"}
 _TOKEN = re.compile(r"^([a-z0-9]{6})\.([a-z0-9]{16})$")
 _ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789"
 
@@ -68,7 +72,7 @@ def token_secret(
     return {
         "apiVersion": "v1",
         "kind": "Secret",
-        "metadata": {"name": token.secret_name, "namespace": NAMESPACE},
+        "metadata": {"name": token.secret_name, "namespace": NAMESPACE, "labels": dict(LABELS)},
         "type": SECRET_TYPE,
         "stringData": {
             "description": "pyocm bootstrap token for joining managed clusters",

@@ -18,6 +18,7 @@ from pyocm.base.clock import Clock, RealClock
 from pyocm.kube import kinds
 from pyocm.kube.kinds import Kind
 from pyocm.kube.selectors import escape_field_value
+from pyocm.kube.status import ApiError
 from pyocm.registration.hub import rbac
 from pyocm.registration.hub.addonhealth import add_addon_health_controller
 from pyocm.registration.hub.approvers import CsrApprover
@@ -234,9 +235,21 @@ def build_hub_manager(
                 kinds.CLUSTER_ROLE if obj["kind"] == "ClusterRole" else kinds.CLUSTER_ROLE_BINDING,
                 models.wire(obj),
             )
+        await _drop_legacy_bootstrap_binding(api)
 
     manager.add("bootstrap-rbac", bootstrap_rbac)
     return manager
+
+
+async def _drop_legacy_bootstrap_binding(api: Api) -> None:
+    """Earlier pyocm hubs bound the bootstrap role once, by the role's own name, to the
+    tokens' group and the ServiceAccount's pre-2025 name; upstream's two bindings (just
+    applied) replace it, so the old name stops granting anything."""
+    try:
+        await api.delete(kinds.CLUSTER_ROLE_BINDING, rbac.LEGACY_BOOTSTRAP_BINDING)
+    except ApiError as err:
+        if err.code != 404:
+            raise
 
 
 def _add_custom_signers(

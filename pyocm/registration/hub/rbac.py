@@ -27,7 +27,16 @@ WORK_ROLE = f"{PREFIX}:work"
 BOOTSTRAP_ROLE = "open-cluster-management:bootstrap"
 BOOTSTRAP_GROUP = "system:bootstrappers:managedcluster"
 BOOTSTRAP_NAMESPACE = "open-cluster-management"
-BOOTSTRAP_SERVICE_ACCOUNT = "cluster-bootstrap"
+#: Upstream's bootstrap ServiceAccount (the cluster-manager chart's, which ``clusteradm
+#: get token`` asks a token of): ``agent-registration-bootstrap`` since 2025.
+BOOTSTRAP_SERVICE_ACCOUNT = "agent-registration-bootstrap"
+#: The name before that rename, which earlier pyocm hubs created.
+LEGACY_BOOTSTRAP_SERVICE_ACCOUNT = "cluster-bootstrap"
+#: The chart's two bindings of the bootstrap role: tokens' group, and the ServiceAccount.
+BOOTSTRAP_GROUP_BINDING = f"{BOOTSTRAP_ROLE}:managedcluster"
+BOOTSTRAP_SA_BINDING = f"{BOOTSTRAP_ROLE}:agent-registration"
+#: The single binding earlier pyocm hubs stored (group and legacy ServiceAccount).
+LEGACY_BOOTSTRAP_BINDING = BOOTSTRAP_ROLE
 SUBJECT_PREFIX = "system:open-cluster-management:"
 MANAGED_CLUSTERS_GROUP = "system:open-cluster-management:managed-clusters"
 
@@ -150,7 +159,7 @@ def common_roles(*, labels: Mapping[str, str] = {}) -> list[ClusterRole]:
     ]
 
 
-def bootstrap_objects() -> tuple[ClusterRole, ClusterRoleBinding]:
+def bootstrap_objects() -> tuple[ClusterRole, ClusterRoleBinding, ClusterRoleBinding]:
     """What a bootstrap credential may do: ask for a certificate and create its cluster, nothing more.
 
     The rules are upstream's (the cluster-manager chart's and ``clusteradm init``'s
@@ -165,8 +174,8 @@ def bootstrap_objects() -> tuple[ClusterRole, ClusterRoleBinding]:
     not every ConfigMap on the hub; and joining sets is limited to ``default``, where
     admission puts every unlabelled new cluster.
 
-    Bootstrap tokens carry the group ``system:bootstrappers:managedcluster``; the
-    ``cluster-bootstrap`` service account is upstream's alternative bootstrap identity.
+    The bindings are the chart's: bootstrap tokens' group ``system:bootstrappers:managedcluster``
+    and the ServiceAccount ``agent-registration-bootstrap``, each by its own binding.
     The hub applies these on every start, which also narrows the wider role that
     earlier pyocm hubs stored.
     """
@@ -184,18 +193,25 @@ def bootstrap_objects() -> tuple[ClusterRole, ClusterRoleBinding]:
             "metadata": {"name": BOOTSTRAP_ROLE},
             "rules": rules,
         },
-        {
-            "apiVersion": f"{RBAC}/v1",
-            "kind": "ClusterRoleBinding",
-            "metadata": {"name": BOOTSTRAP_ROLE},
-            "roleRef": {"apiGroup": RBAC, "kind": "ClusterRole", "name": BOOTSTRAP_ROLE},
-            "subjects": [
-                {"apiGroup": RBAC, "kind": "Group", "name": BOOTSTRAP_GROUP},
-                {
-                    "kind": "ServiceAccount",
-                    "name": BOOTSTRAP_SERVICE_ACCOUNT,
-                    "namespace": BOOTSTRAP_NAMESPACE,
-                },
-            ],
-        },
+        _bootstrap_binding(
+            BOOTSTRAP_GROUP_BINDING, {"apiGroup": RBAC, "kind": "Group", "name": BOOTSTRAP_GROUP}
+        ),
+        _bootstrap_binding(
+            BOOTSTRAP_SA_BINDING,
+            {
+                "kind": "ServiceAccount",
+                "name": BOOTSTRAP_SERVICE_ACCOUNT,
+                "namespace": BOOTSTRAP_NAMESPACE,
+            },
+        ),
     )
+
+
+def _bootstrap_binding(name: str, subject: Subject) -> ClusterRoleBinding:
+    return {
+        "apiVersion": f"{RBAC}/v1",
+        "kind": "ClusterRoleBinding",
+        "metadata": {"name": name},
+        "roleRef": {"apiGroup": RBAC, "kind": "ClusterRole", "name": BOOTSTRAP_ROLE},
+        "subjects": [subject],
+    }

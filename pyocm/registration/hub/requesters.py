@@ -23,10 +23,10 @@ from pyocm.api import shapes
 from pyocm.registration.hub import rbac
 
 BOOTSTRAP_USER_PREFIX = "system:bootstrap:"
-#: pyocm's bootstrap service account, and the one newer upstream hubs create.
+#: Upstream's bootstrap service account, and its name before 2025 (earlier pyocm hubs').
 BOOTSTRAP_SERVICE_ACCOUNTS = frozenset(
     f"system:serviceaccount:{rbac.BOOTSTRAP_NAMESPACE}:{name}"
-    for name in (rbac.BOOTSTRAP_SERVICE_ACCOUNT, "agent-registration-bootstrap")
+    for name in (rbac.BOOTSTRAP_SERVICE_ACCOUNT, rbac.LEGACY_BOOTSTRAP_SERVICE_ACCOUNT)
 )
 BOOTSTRAP_GROUPS = frozenset(
     {rbac.BOOTSTRAP_GROUP, f"system:serviceaccounts:{rbac.BOOTSTRAP_NAMESPACE}"}

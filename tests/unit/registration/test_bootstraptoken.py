@@ -42,7 +42,12 @@ def test_token_secret_matches_the_bootstrap_token_format() -> None:
     token = bootstraptoken.BootstrapToken(id="abcdef", secret="0123456789abcdef")
     now = datetime(2026, 11, 22, 10, 0, tzinfo=UTC)
     secret = bootstraptoken.token_secret(token, now=now, ttl=timedelta(minutes=90))
-    assert secret["metadata"] == {"name": "bootstrap-token-abcdef", "namespace": "kube-system"}
+    assert secret["metadata"] == {
+        "name": "bootstrap-token-abcdef",
+        "namespace": "kube-system",
+        # upstream's chart label, which clusteradm get token --use-bootstrap-token lists by
+        "labels": {"app": "cluster-manager"},
+    }
     assert secret["type"] == "bootstrap.kubernetes.io/token"
     assert secret["stringData"] == {
         "description": "pyocm bootstrap token for joining managed clusters",
