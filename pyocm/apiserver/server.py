@@ -37,6 +37,7 @@ from pyocm.apiserver.config import ServerConfig
 from pyocm.apiserver.controllers import manager as controllers
 from pyocm.apiserver.endpoints import dispatch
 from pyocm.apiserver.rbacfeed import RbacFeed
+from pyocm.apiserver.registry import watchlag
 from pyocm.apiserver.registry.builtin import builtin_resources
 from pyocm.apiserver.registry.catalog import Catalog
 from pyocm.apiserver.registry.store import Store
@@ -80,6 +81,7 @@ class HubServer:
             catalog.add(info)
         chain = Chain()
         store = Store(backend=backend, admission=chain)
+        watchlag.track(store)  # from the first write: watches see deletions as kube's cache does
         rbac = RbacIndex()
         await RbacFeed(store=store, catalog=catalog, index=rbac).start()
         issuer = "https://kubernetes.default.svc.cluster.local"

@@ -16,7 +16,7 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from pyocm.apiserver.registry import codec, errors
+from pyocm.apiserver.registry import codec, errors, watchlag
 from pyocm.apiserver.registry.resources import ResourceInfo
 from pyocm.apiserver.registry.store import Store, pinned_name
 from pyocm.apiserver.storage import errors as storage_errors
@@ -94,16 +94,6 @@ async def stream(
     with ``progress_interval`` so does the store's progress notification of a quiet
     watch, so a watcher of one unchanging object still learns how far the store went."""
     info = request.info
-    if after < 0 or request.send_initial_events:
-        revision, items = await store.list(
-            info, namespace=request.namespace, labels=request.labels, fields=request.fields
-        )
-        for at in range(len(items)):
-            yield WatchEvent("ADDED", items[at])
-        del items  # not held for the life of the watch (which may be hours): only sent
-        if request.send_initial_events:
-            yield WatchEvent("BOOKMARK", bookmark(info, revision, initial_end=True))
-        after = revision
     # A watch of one object by name listens to its key only, so a write to any other
     # object of the resource never wakes it (kube's watch cache indexes such watchers too).
     name = pinned_name(info, request.namespace, request.fields)
@@ -112,6 +102,26 @@ async def stream(
         if name
         else info.key_prefix(request.namespace)
     )
+    if after < 0 or request.send_initial_events:
+        revision, items = await store.list(
+            info, namespace=request.namespace, labels=request.labels, fields=request.fields
+        )
+        ghosts = (
+            []
+            if request.send_initial_events
+            else _just_deleted(store, request, prefix, revision, items)
+        )
+        for at in range(len(items)):
+            yield WatchEvent("ADDED", items[at])
+        del items  # not held for the life of the watch (which may be hours): only sent
+        for added, _ in ghosts:
+            yield WatchEvent("ADDED", added)
+        for _, deleted in ghosts:
+            yield WatchEvent("DELETED", deleted)
+        del ghosts
+        if request.send_initial_events:
+            yield WatchEvent("BOOKMARK", bookmark(info, revision, initial_end=True))
+        after = revision
     if progress is not None:
         progress(after)
     try:
@@ -130,6 +140,33 @@ async def stream(
             del event, converted  # not held while the watch waits for the next write
     except storage_errors.Compacted as err:
         yield WatchEvent("ERROR", errors.translate(err, info, "").status())
+
+
+def _just_deleted(
+    store: Store, request: WatchRequest, prefix: str, revision: int, listed: list[Obj]
+) -> list[tuple[Obj, Obj]]:
+    """Objects a trailing watch cache would still hold (see :mod:`watchlag`): deleted
+    moments before ``revision``, not there again, matching the selectors; each as its
+    last state (ADDED) and its deletion (DELETED)."""
+    info = request.info
+    present = {_name_of(obj) for obj in listed}
+    found: list[tuple[Obj, Obj]] = []
+    for event in watchlag.recent_deletes(store, prefix, upto=revision):
+        assert event.prev is not None  # kept only with it
+        last = _present(store, info, event.prev)
+        if _name_of(last) in present:
+            continue
+        if _selective(request) and not store.matches(
+            info, last, labels=request.labels, fields=request.fields
+        ):
+            continue
+        found.append((last, _present(store, info, event.kv, at=True)))
+    return found
+
+
+def _name_of(obj: Obj) -> tuple[str, str]:
+    meta = obj.get("metadata", {})
+    return str(meta.get("namespace", "")), str(meta.get("name", ""))
 
 
 def bookmark(info: ResourceInfo, revision: int, *, initial_end: bool = False) -> Obj:
