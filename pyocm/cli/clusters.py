@@ -13,7 +13,7 @@ from rich.table import Table
 from pyocm.api import conditions, shapes, wellknown
 from pyocm.api import kinds as ocm
 from pyocm.api.models.cluster_v1 import ManagedCluster
-from pyocm.cli.common import KUBECONFIG_HELP, connect, fail, run
+from pyocm.cli.common import KUBECONFIG_HELP, connect, echo_list, fail, run
 from pyocm.kube import timefmt
 from pyocm.local import workloads
 from pyocm.registration.hub.accept import AcceptError, accept_cluster, find_cluster
@@ -21,6 +21,10 @@ from pyocm.registration.hub.accept import AcceptError, accept_cluster, find_clus
 #: ``pyocm get clusters``' columns; WORKLOADS says whether workload status on the cluster
 #: is ``simulated`` (an embedded cluster: no kubelet) or ``real``.
 COLUMNS = ("NAME", "ACCEPTED", "JOINED", "AVAILABLE", "AGE", "KUBERNETES", "CLAIMS", "WORKLOADS")
+WIDE_COLUMNS = (*COLUMNS, "CLUSTERSET", "CPU", "MEMORY", "URL")
+OUTPUTS = ("table", "wide", "yaml", "json", "name")
+#: ``-o name``'s prefix: kubectl's resource.group.
+RESOURCE = f"managedcluster.{ocm.MANAGED_CLUSTER.group}"
 
 
 def _names(text: str) -> list[str]:
@@ -86,22 +90,85 @@ async def _deny(kubeconfig: Path | None, names: list[str]) -> None:
 
 
 def get_clusters(
+    output: str = typer.Option(
+        "table", "-o", "--output", help="table, wide, yaml, json or name (as kubectl)."
+    ),
+    no_headers: bool = typer.Option(
+        False, "--no-headers", help="Leave out the header line of table and wide."
+    ),
     kubeconfig: Path = typer.Option(None, "--kubeconfig", help=KUBECONFIG_HELP),
 ) -> None:
     """List managed clusters: accepted, joined, available, age, Kubernetes version, claims,
-    and whether their workloads are simulated."""
-    listed = run(_list(kubeconfig))
-    table = Table(box=None, header_style="bold")
-    for column in COLUMNS:
+    and whether their workloads are simulated; -o wide adds set, capacity and URL."""
+    check_output(output, OUTPUTS)
+    listed = sorted(run(_list(kubeconfig)), key=lambda c: str(c["metadata"]["name"]))
+    if output in ("yaml", "json"):
+        echo_list([_typed(dict(cluster)) for cluster in listed], output=output)
+    elif output == "name":
+        for cluster in listed:
+            typer.echo(f"{RESOURCE}/{cluster['metadata']['name']}")
+    elif not listed:
+        typer.echo("No resources found", err=True)
+    elif output == "wide":
+        echo_table(WIDE_COLUMNS, wide_rows(listed, now=datetime.now(UTC)), no_headers=no_headers)
+    else:
+        echo_table(COLUMNS, cluster_rows(listed, now=datetime.now(UTC)), no_headers=no_headers)
+
+
+def check_output(output: str, allowed: tuple[str, ...]) -> None:
+    """A usage error (exit 2, as kubectl's) for an output format the command lacks."""
+    if output not in allowed:
+        fail(f"--output must be one of {', '.join(allowed)}, not {output!r}", code=2)
+
+
+def echo_table(
+    headers: tuple[str, ...], rows: list[tuple[str, ...]], *, no_headers: bool = False
+) -> None:
+    """Rows under ``headers`` as kubectl lays out a table (``--no-headers``: rows only)."""
+    table = Table(box=None, header_style="bold", show_header=not no_headers)
+    for column in headers:
         table.add_column(column)
-    for row in cluster_rows(listed, now=datetime.now(UTC)):
+    for row in rows:
         table.add_row(*row)
     Console(width=200).print(table)
+
+
+def _typed(cluster: dict[str, Any]) -> dict[str, Any]:
+    """A listed cluster as kubectl prints a list item: with its apiVersion and kind."""
+    return {
+        "apiVersion": ocm.MANAGED_CLUSTER.api_version,
+        "kind": ocm.MANAGED_CLUSTER.kind,
+        **cluster,
+    }
 
 
 async def _list(kubeconfig: Path | None) -> list[ManagedCluster]:
     async with connect(kubeconfig) as api:
         return list((await api.list_all(ocm.MANAGED_CLUSTER)).get("items") or [])
+
+
+def wide_rows(clusters: list[ManagedCluster], *, now: datetime) -> list[tuple[str, ...]]:
+    """:func:`cluster_rows` with what clusteradm's table adds (the cluster's set, its CPU
+    and memory capacity) and the URL its agent reports for its API server."""
+    by_name = {str(c["metadata"]["name"]): c for c in clusters}
+    rows = []
+    for row in cluster_rows(clusters, now=now):
+        cluster = by_name[row[0]]
+        labels = shapes.mapping(cluster["metadata"].get("labels"))
+        capacity = shapes.mapping(shapes.mapping(cluster.get("status")).get("capacity"))
+        configs = shapes.objects(
+            shapes.mapping(cluster.get("spec")).get("managedClusterClientConfigs")
+        )
+        rows.append(
+            (
+                *row,
+                str(labels.get(wellknown.CLUSTER_SET_LABEL, "")),
+                str(capacity.get("cpu", "")),
+                str(capacity.get("memory", "")),
+                str(configs[0].get("url", "")) if configs else "",
+            )
+        )
+    return rows
 
 
 def cluster_rows(clusters: list[ManagedCluster], *, now: datetime) -> list[tuple[str, ...]]:

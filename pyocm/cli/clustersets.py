@@ -5,19 +5,31 @@ from __future__ import annotations
 
 import shutil
 from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
 import typer
 
+from pyocm.api import conditions, models, shapes, wellknown
 from pyocm.api import kinds as ocm
 from pyocm.api.models.cluster_v1beta2 import ManagedClusterSet, ManagedClusterSetBinding
-from pyocm.cli.common import KUBECONFIG_HELP, connect, fail, run
+from pyocm.cli.clusters import age, check_output, echo_table
+from pyocm.cli.common import KUBECONFIG_HELP, connect, echo_list, fail, run
 from pyocm.clustersets import admin
 from pyocm.kube import names
+from pyocm.kube.status import ApiError
 from pyocm.runtime.client import Api
 
 T = TypeVar("T")
+
+OUTPUTS = ("tree", "table", "wide", "yaml", "json", "name")
+HEADERS = ("NAME", "BOUND NAMESPACES", "STATUS", "MANAGED NAMESPACES")
+WIDE_HEADERS = (*HEADERS, "SELECTOR TYPE", "AGE")
+#: ``-o name``'s prefix: kubectl's resource.group.
+RESOURCE = f"managedclusterset.{ocm.MANAGED_CLUSTER_SET.group}"
+#: How many member names a message lists before "and N more".
+SHOWN = 10
 
 app = typer.Typer(help="Put clusters into a set; bind a set to a namespace.", no_args_is_help=True)
 
@@ -73,10 +85,67 @@ def create_clusterset(
 
 def delete_clusterset(
     name: str = typer.Argument(..., help="The set's name."),
+    force: bool = typer.Option(
+        False, "--force", help="Delete it even while clusters are in it (they keep its label)."
+    ),
     kubeconfig: Path = _kubeconfig(),
 ) -> None:
-    """Delete a ManagedClusterSet (its clusters keep their labels; its bindings turn unbound)."""
-    typer.echo(_with_api(kubeconfig, lambda api: admin.delete_set(api, name)).message)
+    """Delete a ManagedClusterSet; refused while clusters are in it, unless --force (its
+    bindings turn unbound)."""
+    outcome, kept = _with_api(kubeconfig, lambda api: _delete(api, name, force=force))
+    typer.echo(outcome.message)
+    if kept:
+        typer.echo(
+            f"warning: {_count(kept)} keep the label {wellknown.CLUSTER_SET_LABEL}={name}: "
+            f"{_some(kept)}",
+            err=True,
+        )
+
+
+async def _delete(api: Api, name: str, *, force: bool) -> tuple[admin.Outcome, list[str]]:
+    """Delete set ``name``, refusing (unless ``force``) while clusters carry its label: they
+    would keep naming a set that is gone, join any set created later under that name, and
+    leave the placements that reach them through it without a word."""
+    members = await _labelled_members(api, name)
+    if members and not force:
+        other = "default" if name != "default" else "OTHER-SET"
+        listed = ",".join(members) if len(members) <= SHOWN else "..."
+        raise admin.ClusterSetError(
+            f"clusterset {name} still has {_count(members)}: {_some(members)}. Deleting it "
+            f"would leave them labelled {wellknown.CLUSTER_SET_LABEL}={name}, naming a set "
+            "that no longer exists, and drop them from the placements that select them "
+            f"through it. Move them to another set first (pyocm clusterset set {other} "
+            f"--clusters {listed}), or pass --force to delete it anyway"
+        )
+    return await admin.delete_set(api, name), members
+
+
+async def _labelled_members(api: Api, name: str) -> list[str]:
+    """The clusters in set ``name`` through the clusterset label (ExclusiveClusterSetLabel
+    sets). Members of label-selector sets are chosen by the clusters' own labels, which
+    mean something without the set, so they are not counted."""
+    try:
+        found = models.view(ManagedClusterSet, await api.get(ocm.MANAGED_CLUSTER_SET, name))
+    except ApiError as err:
+        if err.code == 404:
+            raise admin.ClusterSetError(f"no clusterset named {name}") from None
+        raise
+    selector = shapes.mapping(shapes.mapping(found.get("spec")).get("clusterSelector"))
+    kind = selector.get("selectorType") or wellknown.SELECTOR_EXCLUSIVE_CLUSTER_SET_LABEL
+    if kind != wellknown.SELECTOR_EXCLUSIVE_CLUSTER_SET_LABEL:
+        return []
+    listed = await api.list_all(ocm.MANAGED_CLUSTER, labels=f"{wellknown.CLUSTER_SET_LABEL}={name}")
+    return sorted(str(c["metadata"]["name"]) for c in shapes.objects(listed.get("items")))
+
+
+def _count(clusters: list[str]) -> str:
+    return f"{len(clusters)} cluster{'s' if len(clusters) != 1 else ''}"
+
+
+def _some(clusters: list[str]) -> str:
+    """The first :data:`SHOWN` names, and how many more."""
+    more = len(clusters) - SHOWN
+    return ", ".join(clusters[:SHOWN]) + (f" and {more} more" if more > 0 else "")
 
 
 @app.command("set")
@@ -113,8 +182,18 @@ def unbind(
     typer.echo(_with_api(kubeconfig, lambda api: admin.unbind(api, name, namespace)).message)
 
 
-def get_clustersets(kubeconfig: Path = _kubeconfig()) -> None:
-    """Show every set with its bound namespaces and status."""
+def get_clustersets(
+    output: str = typer.Option(
+        "tree", "-o", "--output", help="tree (as clusteradm), table, wide, yaml, json or name."
+    ),
+    no_headers: bool = typer.Option(
+        False, "--no-headers", help="Leave out the header line of table and wide."
+    ),
+    kubeconfig: Path = _kubeconfig(),
+) -> None:
+    """Show every set with its bound namespaces and status; -o wide adds its selector
+    type and age."""
+    check_output(output, OUTPUTS)
 
     async def load(api: Api) -> tuple[list[ManagedClusterSet], list[ManagedClusterSetBinding]]:
         # As listed, not read through a schema: admin.tree reads them defensively.
@@ -123,6 +202,65 @@ def get_clustersets(kubeconfig: Path = _kubeconfig()) -> None:
         return list(sets.get("items") or []), list(bindings.get("items") or [])
 
     sets, bindings = _with_api(kubeconfig, load)
-    width = shutil.get_terminal_size((80, 24)).columns
-    for line in admin.tree(sets, bindings, width=width):
-        typer.echo(line)
+    sets.sort(key=lambda s: str(s["metadata"]["name"]))
+    if output == "tree":
+        width = shutil.get_terminal_size((80, 24)).columns
+        for line in admin.tree(sets, bindings, width=width):
+            typer.echo(line)
+    elif output in ("yaml", "json"):
+        echo_list([_typed(dict(item)) for item in sets], output=output)
+    elif output == "name":
+        for item in sets:
+            typer.echo(f"{RESOURCE}/{item['metadata']['name']}")
+    elif not sets:
+        typer.echo("No resources found", err=True)
+    else:
+        wide = output == "wide"
+        rows = set_rows(sets, bindings, wide=wide, now=datetime.now(UTC))
+        echo_table(WIDE_HEADERS if wide else HEADERS, rows, no_headers=no_headers)
+
+
+def _typed(item: dict[str, Any]) -> dict[str, Any]:
+    """A listed set as kubectl prints a list item: with its apiVersion and kind."""
+    kind = ocm.MANAGED_CLUSTER_SET
+    return {"apiVersion": kind.api_version, "kind": kind.kind, **item}
+
+
+def set_rows(
+    sets: list[ManagedClusterSet],
+    bindings: list[ManagedClusterSetBinding],
+    *,
+    wide: bool,
+    now: datetime,
+) -> list[tuple[str, ...]]:
+    """clusteradm's table rows (name, bound namespaces, status, managed namespaces);
+    ``wide`` adds the selector and the age (sets and bindings as listed: read defensively)."""
+    bound: dict[str, list[str]] = {}
+    for binding in bindings:
+        target = str(shapes.mapping(binding.get("spec")).get("clusterSet") or "")
+        bound.setdefault(target, []).append(str(binding["metadata"]["namespace"]))
+    rows = []
+    for item in sets:
+        name = str(item["metadata"]["name"])
+        spec = shapes.mapping(item.get("spec"))
+        managed = [str(ns.get("name", "")) for ns in shapes.objects(spec.get("managedNamespaces"))]
+        row: tuple[str, ...] = (
+            name,
+            ",".join(sorted(bound.get(name, []))),
+            _empty_message(item),
+            ",".join(managed),
+        )
+        if wide:
+            selector = shapes.mapping(spec.get("clusterSelector"))
+            kind = selector.get("selectorType") or wellknown.SELECTOR_EXCLUSIVE_CLUSTER_SET_LABEL
+            row += (str(kind), age(item["metadata"].get("creationTimestamp"), now=now))
+        rows.append(row)
+    return rows
+
+
+def _empty_message(item: ManagedClusterSet) -> str:
+    """The ClusterSetEmpty condition's message ("N ManagedClusters selected"), as
+    clusteradm's STATUS column shows it."""
+    status = shapes.mapping(item.get("status"))
+    found = conditions.find(status.get("conditions"), wellknown.CLUSTER_SET_EMPTY)
+    return str(found.get("message") or "") if found else ""

@@ -8,9 +8,12 @@ import json
 import logging
 import os
 import signal
+import socket
+import ssl
 from collections.abc import Coroutine, Iterable
 from pathlib import Path
 from typing import Any, NoReturn, TypeVar
+from urllib.parse import urlsplit
 
 import typer
 import yaml
@@ -19,6 +22,7 @@ from pyocm.apiserver.config import default_data_dir
 from pyocm.base.loop import run_main
 from pyocm.kube import names
 from pyocm.kube.status import ApiError
+from pyocm.pki.kubeconfig import KubeconfigError, load_kubeconfig
 from pyocm.registration.agent.errors import AgentError
 from pyocm.registration.hub.accept import AcceptError
 from pyocm.runtime import incluster
@@ -29,28 +33,87 @@ T = TypeVar("T")
 
 KUBECONFIG_HELP = (
     "Hub kubeconfig (default: $KUBECONFIG, else the pod's ServiceAccount when run in a "
-    "cluster, else the default hub data dir's admin.kubeconfig)."
+    "cluster, else the admin.kubeconfig of the running local hub: 'pyocm hub' or 'pyocm up')."
 )
+
+#: How long a local hub has to answer a TLS handshake before it counts as not running.
+PROBE_SECONDS = 3.0
 
 
 def kubeconfig_path(given: Path | None) -> Path:
-    """``--kubeconfig``, else ``$KUBECONFIG`` (its first file), else the local hub's admin kubeconfig."""
+    """``--kubeconfig``, else ``$KUBECONFIG`` (its first file), else the running local
+    hub's admin kubeconfig (:func:`local_hub_kubeconfig`)."""
     if given is not None:
         return given
     env = os.environ.get("KUBECONFIG", "")
     first = next((part for part in env.split(os.pathsep) if part), "")
-    return Path(first) if first else default_data_dir() / "admin.kubeconfig"
+    return Path(first) if first else local_hub_kubeconfig()
 
 
 def connect(given: Path | None) -> Api:
     """The hub: ``--kubeconfig``, else ``$KUBECONFIG``, else this pod's ServiceAccount when
-    run in a cluster (client-go's order), else the local hub's admin kubeconfig."""
+    run in a cluster (client-go's order), else the running local hub's admin kubeconfig."""
     if given is None and not os.environ.get("KUBECONFIG") and incluster.available():
         return Api.from_in_cluster()
     path = kubeconfig_path(given)
     if not path.is_file():
-        fail(f"no kubeconfig at {path}: start a hub with 'pyocm hub' or pass --kubeconfig")
+        fail(f"no kubeconfig at {path}")
     return Api.from_kubeconfig(path)
+
+
+def local_hub_kubeconfigs() -> list[Path]:
+    """Where the local hubs write their admin kubeconfig: ``pyocm hub``'s data directory,
+    then ``pyocm up``'s (its default ``--data-dir``)."""
+    from pyocm.cli.up import default_up_dir  # up.py imports this module
+
+    return [default_data_dir() / "admin.kubeconfig", default_up_dir() / "hub" / "admin.kubeconfig"]
+
+
+def local_hub_kubeconfig() -> Path:
+    """The admin kubeconfig of the local hub that is running.
+
+    ``pyocm hub`` and ``pyocm up`` both listen on 127.0.0.1:6443 by default and leave
+    their kubeconfig behind when stopped, so neither the file's presence nor the port
+    answering says which hub is up: a hub counts as running when its server completes a
+    TLS handshake trusting that kubeconfig's CA (only the hub that wrote it holds the
+    key). When both run (on different ports), the one started last wins: each start
+    rewrites its kubeconfig. Fails, naming what was looked for, when none runs."""
+    found = [path for path in local_hub_kubeconfigs() if path.is_file()]
+    answering = [path for path in found if _answers(path)]
+    if answering:
+        return max(answering, key=lambda path: path.stat().st_mtime)
+    looked = "; ".join(
+        f"{path} ({'its hub does not answer' if path in found else 'absent'})"
+        for path in local_hub_kubeconfigs()
+    )
+    fail(
+        f"no kubeconfig at a running local hub: looked at {looked}. Start one with "
+        "'pyocm hub' or 'pyocm up', or pass --kubeconfig or set KUBECONFIG"
+    )
+
+
+def _answers(path: Path) -> bool:
+    """Whether the server in kubeconfig ``path`` completes a TLS handshake with its CA."""
+    try:
+        info = load_kubeconfig(path)
+    except KubeconfigError:
+        return False
+    where = urlsplit(info.server)
+    context = ssl.create_default_context()
+    if info.ca_pem:
+        context.load_verify_locations(cadata=info.ca_pem.decode())
+    if info.insecure:
+        context.check_hostname = False
+        context.verify_mode = ssl.CERT_NONE
+    try:
+        address = (where.hostname or "", where.port or 443)
+        with (
+            socket.create_connection(address, timeout=PROBE_SECONDS) as raw,
+            context.wrap_socket(raw, server_hostname=where.hostname),
+        ):
+            return True
+    except (OSError, ValueError):  # refused, timed out, another hub's certificate
+        return False
 
 
 def connect_managed(given: Path | None) -> Api:

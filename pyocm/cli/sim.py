@@ -79,26 +79,36 @@ async def _sim(kubeconfig: Path | None, options: FleetOptions) -> None:
             "workload status and add-on agents are simulated: an add-on agent renews its"
             " add-on's Lease once its Secret is written, and never connects to the hub"
         )
-        reporter = asyncio.create_task(_report(fleet))
+        announced: list[str] = []
+        reporter = asyncio.create_task(_report(fleet, announced))
         try:
             await until_signal(fleet.run())
         finally:
             reporter.cancel()
             await asyncio.gather(reporter, return_exceptions=True)
-        typer.echo(_summary(fleet))
+        typer.echo(_stopped(_summary(fleet), announced))
 
 
-async def _report(fleet: Fleet) -> None:
+def _stopped(summary: str, announced: list[str]) -> str:
+    """The last line: the join figures unless they are the ones already announced with
+    "all N clusters are available" (printing them again read as a second announcement)."""
+    if announced and announced[-1] == summary:
+        return "pyocm sim stopped"
+    return f"pyocm sim stopped; {summary}"
+
+
+async def _report(fleet: Fleet, announced: list[str]) -> None:
+    """Progress every few seconds; once every cluster is available, say so with the join
+    figures (recorded in ``announced``)."""
     start = time.monotonic()
-    announced = False
     while True:
         await asyncio.sleep(PROGRESS_EVERY)
         counts = fleet.counts()
         shown = ", ".join(f"{n} {state}" for state, n in counts.most_common())
         typer.echo(f"{time.monotonic() - start:5.0f}s  {shown}")
         if not announced and counts.get("available") == len(fleet.members):
-            announced = True
-            typer.echo(f"all {len(fleet.members)} clusters are available; {_summary(fleet)}")
+            announced.append(_summary(fleet))
+            typer.echo(f"all {len(fleet.members)} clusters are available; {announced[-1]}")
 
 
 def _summary(fleet: Fleet) -> str:

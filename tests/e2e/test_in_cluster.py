@@ -7,6 +7,7 @@ is what RBAC grants it."""
 from __future__ import annotations
 
 import asyncio
+import json
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -60,9 +61,9 @@ async def test_a_command_in_a_pod_acts_as_its_service_account(
     }  # fmt: skip
     await api.create(kinds.CLUSTER_ROLE_BINDING, binding)
     try:
-        listed = await asyncio.to_thread(pyocm, "get", "clusters", env=env)
+        listed = await asyncio.to_thread(pyocm, "get", "clusters", "-o", "json", env=env)
         assert listed.returncode == 0, listed.stderr
-        assert listed.stdout.split()[0] == "NAME"
+        assert json.loads(listed.stdout)["kind"] == "List"
     finally:
         await api.delete(kinds.CLUSTER_ROLE_BINDING, f"{unique}-reader")
         await api.delete(kinds.CLUSTER_ROLE, f"{unique}-reader")
