@@ -102,7 +102,7 @@ def join(
     data_dir: Path = typer.Option(
         None,
         "--data-dir",
-        help="Embedded cluster's data (default ~/.local/share/pyocm/clusters/NAME).",
+        help="Embedded cluster's data (default: $XDG_DATA_HOME/pyocm/clusters/NAME, else ~/.local/share/pyocm/clusters/NAME).",
     ),
     cluster_label: list[str] = typer.Option([], "--cluster-label", help=LABEL_HELP),
     disable_work_agent: bool = workagent.DISABLE_WORK_AGENT,
@@ -198,12 +198,34 @@ def agent(
         "--spoke-kubeconfig",
         help="Kubeconfig of the managed cluster (default: the pod's ServiceAccount, run in it).",
     ),
-    hub_kubeconfig_secret: str = typer.Option("hub-kubeconfig-secret", "--hub-kubeconfig-secret"),
-    cluster_healthcheck_period: str = typer.Option("1m", "--cluster-healthcheck-period"),
-    max_custom_cluster_claims: int = typer.Option(20, "--max-custom-cluster-claims"),
-    reserved_cluster_claim_suffixes: str = typer.Option("", "--reserved-cluster-claim-suffixes"),
-    client_cert_expiration_seconds: int = typer.Option(0, "--client-cert-expiration-seconds"),
-    spoke_external_server_urls: str = typer.Option("", "--spoke-external-server-urls"),
+    hub_kubeconfig_secret: str = typer.Option(
+        "hub-kubeconfig-secret",
+        "--hub-kubeconfig-secret",
+        help="The Secret in open-cluster-management-agent holding the hub kubeconfig.",
+    ),
+    cluster_healthcheck_period: str = typer.Option(
+        "1m",
+        "--cluster-healthcheck-period",
+        help="How often to check the managed cluster's API server health, e.g. 1m.",
+    ),
+    max_custom_cluster_claims: int = typer.Option(
+        20, "--max-custom-cluster-claims", help="Most custom cluster claims to report."
+    ),
+    reserved_cluster_claim_suffixes: str = typer.Option(
+        "",
+        "--reserved-cluster-claim-suffixes",
+        help="Comma-separated claim name suffixes marking reserved claims (not capped as custom ones).",
+    ),
+    client_cert_expiration_seconds: int = typer.Option(
+        0,
+        "--client-cert-expiration-seconds",
+        help="Validity to ask for the client certificate, in seconds (0: the hub's signing duration).",
+    ),
+    spoke_external_server_urls: str = typer.Option(
+        "",
+        "--spoke-external-server-urls",
+        help="Comma-separated https URLs at which the hub can reach this cluster's API server.",
+    ),
     cluster_label: list[str] = typer.Option([], "--cluster-label", help=LABEL_HELP),
     metrics_bind_address: str = typer.Option(DISABLED, "--metrics-bind-address", help=METRICS_HELP),
     disable_work_agent: bool = workagent.DISABLE_WORK_AGENT,

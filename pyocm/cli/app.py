@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from importlib.metadata import version as package_version
+
 import typer
 
 from pyocm.cli import (
@@ -20,12 +22,19 @@ from pyocm.cli import (
     workagent,
     works,
 )
+from pyocm.cli.plainhelp import PlainHelpGroup
 
 app = typer.Typer(
     name="pyocm",
     help="Open Cluster Management in Python: a hub with its own Kubernetes API server.",
     no_args_is_help=True,
-    add_completion=False,
+    # Help names values, not Python types (plainhelp), laid out as click does rather than
+    # in Rich panels, which cut long option names short in an 80-column terminal.
+    cls=PlainHelpGroup,
+    rich_markup_mode=None,
+    # -h as kubectl and clusteradm take it; child commands inherit the names.
+    context_settings={"help_option_names": ["--help", "-h"], "max_content_width": 120},
+    # Shell completion (--install-completion, --show-completion) is typer's default.
 )
 app.command("hub")(hub.hub)
 app.command("up")(up.up)
@@ -67,10 +76,36 @@ app.add_typer(delete, name="delete")
 app.add_typer(bench.app, name="bench")
 
 
+def _version() -> str:
+    return f"pyocm {package_version('pyocm')}"
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        typer.echo(_version())
+        raise typer.Exit()
+
+
 @app.callback()
-def _root() -> None:
+def _root(
+    _show_version: bool = typer.Option(
+        False,
+        "--version",
+        is_eager=True,
+        callback=_print_version,
+        help="Print pyocm's version and exit.",
+    ),
+) -> None:
     """Open Cluster Management in Python."""
 
 
+@app.command("version")
+def version() -> None:
+    """Print pyocm's version (as --version)."""
+    typer.echo(_version())
+
+
 def main() -> None:
-    app()
+    # The program's own name, also under `python -m pyocm`: usage lines and the shell
+    # completion script (its _PYOCM_COMPLETE variable) are named after it.
+    app(prog_name="pyocm")

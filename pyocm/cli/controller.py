@@ -36,7 +36,11 @@ def controller(
     feature_gates: str = typer.Option(
         "", "--feature-gates", help="Comma-separated Gate=true|false."
     ),
-    auto_approved_csr_users: str = typer.Option("", "--auto-approved-csr-users"),
+    auto_approved_csr_users: str = typer.Option(
+        "",
+        "--auto-approved-csr-users",
+        help="Comma-separated users whose join CSRs are approved without an admin (needs ManagedClusterAutoApproval).",
+    ),
     addons: str = typer.Option(
         "", "--addons", help="Comma-separated add-ons pyocm implements to run, e.g. helloworld."
     ),

@@ -34,7 +34,7 @@ def hub(
     data_dir: Path = typer.Option(
         None,
         "--data-dir",
-        help="Where the hub keeps its database and keys (default: $PYOCM_DATA_DIR, else ~/.local/share/pyocm/hub).",
+        help="Where the hub keeps its database, keys and admin.kubeconfig (default: $PYOCM_DATA_DIR, else $XDG_DATA_HOME/pyocm/hub, else ~/.local/share/pyocm/hub).",
     ),
     listen: str = typer.Option(
         "127.0.0.1:6443", "--listen", help="HOST:PORT to serve on; port 0 picks a free one."

@@ -27,7 +27,11 @@ def unjoin(
         "--data-dir",
         help="The embedded cluster's data dir (default: where 'pyocm join' put it).",
     ),
-    hub_kubeconfig_secret: str = typer.Option("hub-kubeconfig-secret", "--hub-kubeconfig-secret"),
+    hub_kubeconfig_secret: str = typer.Option(
+        "hub-kubeconfig-secret",
+        "--hub-kubeconfig-secret",
+        help="The Secret in open-cluster-management-agent holding the hub kubeconfig.",
+    ),
 ) -> None:
     """Delete the cluster's hub credential (stop its agent first); the hub admin then deletes the ManagedCluster."""
     run(_unjoin(cluster_name, managed_kubeconfig, data_dir, hub_kubeconfig_secret))

@@ -31,6 +31,7 @@ from pyocm.cli.common import (
     until_signal,
 )
 from pyocm.cli.hub import parse_addons
+from pyocm.cli.reach import pyocm_command
 from pyocm.klusterlet.agent import Klusterlet
 from pyocm.kube import kinds
 from pyocm.local import crdinstall
@@ -57,7 +58,7 @@ def up(
     data_dir: Path = typer.Option(
         None,
         "--data-dir",
-        help="Where hub and clusters keep their data (default ~/.local/share/pyocm/up).",
+        help="Where hub and clusters keep their data (default: $XDG_DATA_HOME/pyocm/up, else ~/.local/share/pyocm/up).",
     ),
     listen: str = typer.Option(
         "127.0.0.1:6443", "--listen", help="The hub's HOST:PORT; port 0 picks a free one."
@@ -120,7 +121,7 @@ async def _up(root: Path, host: str, port: int, count: int, options: HubOptions)
         typer.echo("Try:")
         typer.echo(f"  export KUBECONFIG={server.config.admin_kubeconfig}")
         typer.echo("  kubectl get managedclusters")
-        typer.echo("  pyocm get clusters")
+        typer.echo(f"  {pyocm_command()} get clusters")
         typer.echo("Press Ctrl-C to stop.")
         await asyncio.gather(*tasks)
     finally:
