@@ -13,7 +13,7 @@ from rich.table import Table
 from pyocm.api import conditions, shapes, wellknown
 from pyocm.api import kinds as ocm
 from pyocm.api.models.cluster_v1 import ManagedCluster
-from pyocm.cli.common import KUBECONFIG_HELP, connect, echo_list, fail, run
+from pyocm.cli.common import KUBECONFIG_HELP, connect, echo_objects, fail, run
 from pyocm.kube import timefmt
 from pyocm.local import workloads
 from pyocm.registration.hub.accept import AcceptError, accept_cluster, find_cluster
@@ -23,8 +23,6 @@ from pyocm.registration.hub.accept import AcceptError, accept_cluster, find_clus
 COLUMNS = ("NAME", "ACCEPTED", "JOINED", "AVAILABLE", "AGE", "KUBERNETES", "CLAIMS", "WORKLOADS")
 WIDE_COLUMNS = (*COLUMNS, "CLUSTERSET", "CPU", "MEMORY", "URL")
 OUTPUTS = ("table", "wide", "yaml", "json", "name")
-#: ``-o name``'s prefix: kubectl's resource.group.
-RESOURCE = f"managedcluster.{ocm.MANAGED_CLUSTER.group}"
 
 
 def _names(text: str) -> list[str]:
@@ -102,17 +100,15 @@ def get_clusters(
     and whether their workloads are simulated; -o wide adds set, capacity and URL."""
     check_output(output, OUTPUTS)
     listed = sorted(run(_list(kubeconfig)), key=lambda c: str(c["metadata"]["name"]))
-    if output in ("yaml", "json"):
-        echo_list([_typed(dict(cluster)) for cluster in listed], output=output)
-    elif output == "name":
-        for cluster in listed:
-            typer.echo(f"{RESOURCE}/{cluster['metadata']['name']}")
-    elif not listed:
-        typer.echo("No resources found", err=True)
-    elif output == "wide":
-        echo_table(WIDE_COLUMNS, wide_rows(listed, now=datetime.now(UTC)), no_headers=no_headers)
-    else:
-        echo_table(COLUMNS, cluster_rows(listed, now=datetime.now(UTC)), no_headers=no_headers)
+
+    def table() -> None:
+        now = datetime.now(UTC)
+        if output == "wide":
+            echo_table(WIDE_COLUMNS, wide_rows(listed, now=now), no_headers=no_headers)
+        else:
+            echo_table(COLUMNS, cluster_rows(listed, now=now), no_headers=no_headers)
+
+    echo_objects(listed, output=output, kind=ocm.MANAGED_CLUSTER, table=table)
 
 
 def check_output(output: str, allowed: tuple[str, ...]) -> None:
@@ -131,15 +127,6 @@ def echo_table(
     for row in rows:
         table.add_row(*row)
     Console(width=200).print(table)
-
-
-def _typed(cluster: dict[str, Any]) -> dict[str, Any]:
-    """A listed cluster as kubectl prints a list item: with its apiVersion and kind."""
-    return {
-        "apiVersion": ocm.MANAGED_CLUSTER.api_version,
-        "kind": ocm.MANAGED_CLUSTER.kind,
-        **cluster,
-    }
 
 
 async def _list(kubeconfig: Path | None) -> list[ManagedCluster]:

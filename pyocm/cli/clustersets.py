@@ -15,7 +15,7 @@ from pyocm.api import conditions, models, shapes, wellknown
 from pyocm.api import kinds as ocm
 from pyocm.api.models.cluster_v1beta2 import ManagedClusterSet, ManagedClusterSetBinding
 from pyocm.cli.clusters import age, check_output, echo_table
-from pyocm.cli.common import KUBECONFIG_HELP, connect, echo_list, fail, run
+from pyocm.cli.common import KUBECONFIG_HELP, connect, echo_objects, fail, run
 from pyocm.clustersets import admin
 from pyocm.kube import names
 from pyocm.kube.status import ApiError
@@ -26,8 +26,6 @@ T = TypeVar("T")
 OUTPUTS = ("tree", "table", "wide", "yaml", "json", "name")
 HEADERS = ("NAME", "BOUND NAMESPACES", "STATUS", "MANAGED NAMESPACES")
 WIDE_HEADERS = (*HEADERS, "SELECTOR TYPE", "AGE")
-#: ``-o name``'s prefix: kubectl's resource.group.
-RESOURCE = f"managedclusterset.{ocm.MANAGED_CLUSTER_SET.group}"
 #: How many member names a message lists before "and N more".
 SHOWN = 10
 
@@ -207,23 +205,14 @@ def get_clustersets(
         width = shutil.get_terminal_size((80, 24)).columns
         for line in admin.tree(sets, bindings, width=width):
             typer.echo(line)
-    elif output in ("yaml", "json"):
-        echo_list([_typed(dict(item)) for item in sets], output=output)
-    elif output == "name":
-        for item in sets:
-            typer.echo(f"{RESOURCE}/{item['metadata']['name']}")
-    elif not sets:
-        typer.echo("No resources found", err=True)
-    else:
+        return
+
+    def table() -> None:
         wide = output == "wide"
         rows = set_rows(sets, bindings, wide=wide, now=datetime.now(UTC))
         echo_table(WIDE_HEADERS if wide else HEADERS, rows, no_headers=no_headers)
 
-
-def _typed(item: dict[str, Any]) -> dict[str, Any]:
-    """A listed set as kubectl prints a list item: with its apiVersion and kind."""
-    kind = ocm.MANAGED_CLUSTER_SET
-    return {"apiVersion": kind.api_version, "kind": kind.kind, **item}
+    echo_objects(sets, output=output, kind=ocm.MANAGED_CLUSTER_SET, table=table)
 
 
 def set_rows(

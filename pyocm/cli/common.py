@@ -10,7 +10,7 @@ import os
 import signal
 import socket
 import ssl
-from collections.abc import Coroutine, Iterable
+from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, NoReturn, TypeVar
 from urllib.parse import urlsplit
@@ -21,6 +21,7 @@ import yaml
 from pyocm.apiserver.config import default_data_dir
 from pyocm.base.loop import run_main
 from pyocm.kube import names
+from pyocm.kube.kinds import Kind
 from pyocm.kube.status import ApiError
 from pyocm.pki.kubeconfig import KubeconfigError, load_kubeconfig
 from pyocm.registration.agent.errors import AgentError
@@ -224,6 +225,29 @@ def name_list(texts: Iterable[str], *, what: str, flag: str) -> list[str]:
         if problems := names.is_dns1123_subdomain(name):
             fail(f'{flag}: "{name}" is not {what}: {"; ".join(problems)}', code=2)
     return found
+
+
+def echo_objects(
+    items: Sequence[Mapping[str, Any]],
+    *,
+    output: str,
+    kind: Kind,
+    table: Callable[[], None],
+) -> None:
+    """``items`` of ``kind`` as kubectl prints a list: ``-o yaml|json`` (each item with its
+    apiVersion and kind), ``-o name`` (``<kind>.<group>/<name>``), else ``table()``, or
+    "No resources found" for none."""
+    if output in ("yaml", "json"):
+        typed = [{"apiVersion": kind.api_version, "kind": kind.kind, **i} for i in items]
+        echo_list(typed, output=output)
+    elif output == "name":
+        resource = f"{kind.kind.lower()}.{kind.group}" if kind.group else kind.kind.lower()
+        for item in items:
+            typer.echo(f"{resource}/{item['metadata']['name']}")
+    elif not items:
+        typer.echo("No resources found", err=True)
+    else:
+        table()
 
 
 def echo_list(items: list[dict[str, Any]], *, output: str) -> None:
