@@ -10,6 +10,7 @@ import subprocess
 import sys
 import threading
 import time
+from typing import IO
 
 PYOCM = [sys.executable, "-m", "pyocm"]
 
@@ -17,54 +18,80 @@ PYOCM = [sys.executable, "-m", "pyocm"]
 class Running:
     """A pyocm command in the background whose output lines can be waited for."""
 
-    def __init__(self, *args: str, env: dict[str, str] | None = None) -> None:
+    def __init__(self, *args: str, env: dict[str, str] | None = None, split: bool = False) -> None:
+        """``split``: stderr apart from stdout; ``lines`` holds both (in the order read),
+        ``out`` and ``err`` each stream's own."""
         self.lines: list[str] = []
-        self._queue: queue.Queue[str | None] = queue.Queue()
+        self.out: list[str] = []
+        self.err: list[str] = []
+        self._queue: queue.Queue[tuple[list[str], str] | None] = queue.Queue()
         self.process = subprocess.Popen(
             [*PYOCM, *args],
             stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
+            stderr=subprocess.PIPE if split else subprocess.STDOUT,
             text=True,
             env={**os.environ, **(env or {})},
         )
-        threading.Thread(target=self._pump, daemon=True).start()
+        self._open = 2 if split else 1
+        threading.Thread(
+            target=self._pump, args=(self.process.stdout, self.out), daemon=True
+        ).start()
+        if split:
+            threading.Thread(
+                target=self._pump, args=(self.process.stderr, self.err), daemon=True
+            ).start()
 
-    def _pump(self) -> None:
-        assert self.process.stdout is not None
-        for line in self.process.stdout:
-            self._queue.put(line.rstrip("\n"))
+    def _pump(self, stream: IO[str] | None, into: list[str]) -> None:
+        assert stream is not None
+        for line in stream:
+            self._queue.put((into, line.rstrip("\n")))
         self._queue.put(None)
 
-    def wait_for(self, pattern: str, *, timeout: float = 60) -> str:
+    def _take(self, timeout: float) -> str | None:
+        """The next line read (kept), or None once every stream has ended."""
+        while self._open:
+            item = self._queue.get(timeout=timeout)
+            if item is None:
+                self._open -= 1
+                continue
+            into, line = item
+            into.append(line)
+            self.lines.append(line)
+            return line
+        return None
+
+    def wait_for(self, pattern: str, *, timeout: float = 60, count: int = 1) -> str:
+        """The ``count``-th line (default: the first) that matches ``pattern``."""
         deadline = time.monotonic() + timeout
+        seen = 0
         for line in self.lines:
             if re.search(pattern, line):
-                return line
+                seen += 1
+                if seen == count:
+                    return line
         while time.monotonic() < deadline:
             try:
-                line = self._queue.get(timeout=max(0.01, deadline - time.monotonic()))
+                line = self._take(timeout=max(0.01, deadline - time.monotonic()))
             except queue.Empty:
                 break
             if line is None:
                 break
-            self.lines.append(line)
             if re.search(pattern, line):
-                return line
+                seen += 1
+                if seen == count:
+                    return line
         raise AssertionError(f"{pattern!r} not seen; output:\n" + "\n".join(self.lines[-40:]))
 
     def stop(self, sig: int = signal.SIGINT, *, timeout: float = 20) -> int:
         if self.process.poll() is None:
             self.process.send_signal(sig)
         code = self.process.wait(timeout=timeout)
-        with_rest = self._queue
         while True:
             try:
-                line = with_rest.get(timeout=1)
+                if self._take(timeout=1) is None:
+                    break
             except queue.Empty:
                 break
-            if line is None:
-                break
-            self.lines.append(line)
         return code
 
 

@@ -2,18 +2,30 @@
 
 from __future__ import annotations
 
+import contextlib
+import functools
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import typer
-from rich.console import Console
-from rich.table import Table
 
-from pyocm.api import conditions, shapes, wellknown
+from pyocm.api import conditions, models, shapes, wellknown
 from pyocm.api import kinds as ocm
 from pyocm.api.models.cluster_v1 import ManagedCluster
-from pyocm.cli.common import KUBECONFIG_HELP, connect, echo_objects, fail, run
+from pyocm.cli import progress
+from pyocm.cli.common import (
+    KUBECONFIG_HELP,
+    WATCH_HELP,
+    Watched,
+    WatchPrinter,
+    connect,
+    echo_objects,
+    echo_table,
+    fail,
+    list_and_watch,
+    run,
+)
 from pyocm.kube import timefmt
 from pyocm.local import workloads
 from pyocm.registration.hub.accept import AcceptError, accept_cluster, find_cluster
@@ -52,15 +64,32 @@ async def _accept_all(
 ) -> None:
     async with connect(kubeconfig) as api:
         for name in names:
+            shown = (
+                progress.waiting(f"cluster {name} to ask to join", limit=timeout)
+                if wait
+                else contextlib.nullcontext()
+            )
             try:
-                approved = await accept_cluster(
-                    api, name, wait=wait, timeout=timeout, on_refusal=_refused
-                )
+                async with shown:
+                    approved = await accept_cluster(
+                        api,
+                        name,
+                        wait=wait,
+                        timeout=timeout,
+                        on_refusal=_refused,
+                        on_request=functools.partial(_arrived, name, wait=wait),
+                    )
             except AcceptError as err:
                 fail(str(err))
             typer.echo(
                 f"accepted {name}" + (f" (approved {', '.join(approved)})" if approved else "")
             )
+
+
+def _arrived(name: str, csrs: list[str], *, wait: bool) -> None:
+    """After a wait, that the cluster's request came (accepting can take seconds more)."""
+    if wait and csrs:
+        typer.echo(f"cluster {name} asked to join ({', '.join(csrs)}); accepting", err=True)
 
 
 def _refused(reason: str) -> None:
@@ -94,11 +123,25 @@ def get_clusters(
     no_headers: bool = typer.Option(
         False, "--no-headers", help="Leave out the header line of table and wide."
     ),
+    watch: bool = typer.Option(False, "-w", "--watch", help=WATCH_HELP),
     kubeconfig: Path = typer.Option(None, "--kubeconfig", help=KUBECONFIG_HELP),
 ) -> None:
     """List managed clusters: accepted, joined, available, age, Kubernetes version, claims,
     and whether their workloads are simulated; -o wide adds set, capacity and URL."""
     check_output(output, OUTPUTS)
+    if watch:
+        wide = output == "wide"
+        printer = WatchPrinter(
+            output=output,
+            kind=ocm.MANAGED_CLUSTER,
+            headers=WIDE_COLUMNS if wide else COLUMNS,
+            rows=lambda items: (wide_rows if wide else cluster_rows)(
+                [models.view(ManagedCluster, item) for item in items], now=datetime.now(UTC)
+            ),
+            no_headers=no_headers,
+        )
+        list_and_watch(kubeconfig, Watched(ocm.MANAGED_CLUSTER), printer)
+        return
     listed = sorted(run(_list(kubeconfig)), key=lambda c: str(c["metadata"]["name"]))
 
     def table() -> None:
@@ -115,18 +158,6 @@ def check_output(output: str, allowed: tuple[str, ...]) -> None:
     """A usage error (exit 2, as kubectl's) for an output format the command lacks."""
     if output not in allowed:
         fail(f"--output must be one of {', '.join(allowed)}, not {output!r}", code=2)
-
-
-def echo_table(
-    headers: tuple[str, ...], rows: list[tuple[str, ...]], *, no_headers: bool = False
-) -> None:
-    """Rows under ``headers`` as kubectl lays out a table (``--no-headers``: rows only)."""
-    table = Table(box=None, header_style="bold", show_header=not no_headers)
-    for column in headers:
-        table.add_column(column)
-    for row in rows:
-        table.add_row(*row)
-    Console(width=200).print(table)
 
 
 async def _list(kubeconfig: Path | None) -> list[ManagedCluster]:

@@ -14,8 +14,19 @@ import typer
 from pyocm.api import conditions, models, shapes, wellknown
 from pyocm.api import kinds as ocm
 from pyocm.api.models.cluster_v1beta2 import ManagedClusterSet, ManagedClusterSetBinding
-from pyocm.cli.clusters import age, check_output, echo_table
-from pyocm.cli.common import KUBECONFIG_HELP, connect, echo_objects, fail, run
+from pyocm.cli.clusters import age, check_output
+from pyocm.cli.common import (
+    KUBECONFIG_HELP,
+    WATCH_HELP,
+    Watched,
+    WatchPrinter,
+    connect,
+    echo_objects,
+    echo_table,
+    fail,
+    list_and_watch,
+    run,
+)
 from pyocm.clustersets import admin
 from pyocm.kube import names
 from pyocm.kube.status import ApiError
@@ -187,11 +198,17 @@ def get_clustersets(
     no_headers: bool = typer.Option(
         False, "--no-headers", help="Leave out the header line of table and wide."
     ),
+    watch: bool = typer.Option(
+        False, "-w", "--watch", help=WATCH_HELP + " The tree is shown as the table."
+    ),
     kubeconfig: Path = _kubeconfig(),
 ) -> None:
     """Show every set with its bound namespaces and status; -o wide adds its selector
     type and age."""
     check_output(output, OUTPUTS)
+    if watch:
+        _watch_sets(kubeconfig, output=output, no_headers=no_headers)
+        return
 
     async def load(api: Api) -> tuple[list[ManagedClusterSet], list[ManagedClusterSetBinding]]:
         # As listed, not read through a schema: admin.tree reads them defensively.
@@ -213,6 +230,29 @@ def get_clustersets(
         echo_table(WIDE_HEADERS if wide else HEADERS, rows, no_headers=no_headers)
 
     echo_objects(sets, output=output, kind=ocm.MANAGED_CLUSTER_SET, table=table)
+
+
+def _watch_sets(kubeconfig: Path | None, *, output: str, no_headers: bool) -> None:
+    """``get clustersets -w``: a tree cannot grow a line per change, so rows as -o table.
+    The bound namespaces are those when the watch began (bindings are not watched)."""
+    listed = _with_api(kubeconfig, lambda api: api.list_all(ocm.MANAGED_CLUSTER_SET_BINDING))
+    bindings = [
+        models.view(ManagedClusterSetBinding, item) for item in shapes.objects(listed.get("items"))
+    ]
+    wide = output == "wide"
+    printer = WatchPrinter(
+        output="table" if output == "tree" else output,
+        kind=ocm.MANAGED_CLUSTER_SET,
+        headers=WIDE_HEADERS if wide else HEADERS,
+        rows=lambda items: set_rows(
+            [models.view(ManagedClusterSet, item) for item in items],
+            bindings,
+            wide=wide,
+            now=datetime.now(UTC),
+        ),
+        no_headers=no_headers,
+    )
+    list_and_watch(kubeconfig, Watched(ocm.MANAGED_CLUSTER_SET), printer)
 
 
 def set_rows(

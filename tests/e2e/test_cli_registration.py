@@ -120,6 +120,37 @@ def test_token_join_accept_deny_unjoin(
     assert again.returncode == 1 and "holds no hub credential" in again.stderr
 
 
+def test_accept_wait_shows_what_it_waits_for_on_stderr(
+    hub: HubProcess, tmp_path: Path, isolated: dict[str, str], unique: str
+) -> None:
+    name = f"wait-{unique}"
+    kubeconfig = str(hub.kubeconfig)
+    token = pyocm("get", "token", "--kubeconfig", kubeconfig, env=isolated)
+    command = next(
+        line.strip() for line in token.stdout.splitlines() if line.strip().startswith("pyocm join")
+    )
+    args = [*command.split()[2:-1], name]
+    accepting = Running(
+        "accept", "--clusters", name, "--wait", "--timeout", "90", "--kubeconfig", kubeconfig,
+        env=isolated, split=True,
+    )  # fmt: skip
+    joined: Running | None = None
+    try:
+        accepting.wait_for(rf"^waiting for cluster {name} to ask to join \(0s of 90s\)$")
+        joined = Running("join", *args, "--data-dir", str(tmp_path / "managed"), env=isolated)
+        accepting.wait_for(rf"^cluster {name} asked to join \({name}-\w+\); accepting$")
+        assert accepting.process.wait(timeout=60) == 0, accepting.lines
+        joined.wait_for(f"{name}: available")
+    finally:
+        accepting.stop()
+        if joined is not None:
+            joined.stop()
+    # Progress went to stderr; stdout holds only the result, as without --wait.
+    assert len(accepting.out) == 1, accepting.out
+    assert re.fullmatch(rf"accepted {name} \(approved {name}-\w+\)", accepting.out[0])
+    assert accepting.err[0].startswith(f"waiting for cluster {name}"), accepting.err
+
+
 def test_bad_input_gets_clear_errors(isolated: dict[str, str], tmp_path: Path) -> None:
     bad_token = pyocm(
         "join",

@@ -68,12 +68,17 @@ async def accept_cluster(
     timeout: float = 60.0,
     grant_wait: float = GRANT_WAIT,
     on_refusal: Callable[[str], None] | None = None,
+    on_request: Callable[[list[str]], None] | None = None,
 ) -> list[str]:
     """Set ``hubAcceptsClient`` and approve ``name``'s valid pending CSRs; return those approved.
 
-    ``on_refusal`` hears why each pending CSR that is not a join was left alone."""
+    ``on_refusal`` hears why each pending CSR that is not a join was left alone;
+    ``on_request`` hears the names of the CSRs to approve once they are found (the end of
+    a ``wait``; what follows can still take up to ``grant_wait``)."""
     deadline = asyncio.get_running_loop().time() + timeout
     requests = await _wait_for_requests(api, name, wait=wait, timeout=timeout, deadline=deadline)
+    if on_request is not None:
+        on_request([csr["metadata"]["name"] for csr, _ in requests.approvable])
     if (rivals := requests.rivals()) is not None:
         raise AcceptError(f"cluster {name}: {rivals}")
     for refusal in requests.refusals:
