@@ -162,19 +162,28 @@ def setup_logging(level: str) -> None:
 
 
 async def until_signal(work: Coroutine[Any, Any, object]) -> None:
-    """Run ``work`` until it ends or SIGINT/SIGTERM arrives (then cancel it cleanly)."""
+    """Run ``work`` until it ends or SIGINT/SIGTERM arrives, then cancel it and wait for
+    its cleanup (servers stopped, connections closed); a second signal during the cleanup
+    cancels it again, for a cleanup that hangs."""
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, stop.set)
     task = asyncio.ensure_future(work)
+
+    def on_signal() -> None:
+        if stop.is_set():
+            task.cancel()
+        stop.set()
+
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, on_signal)
     waiter = asyncio.ensure_future(stop.wait())
     try:
         await asyncio.wait({task, waiter}, return_when=asyncio.FIRST_COMPLETED)
     finally:
         for pending in (task, waiter):
             pending.cancel()
-        await asyncio.gather(waiter, return_exceptions=True)
+        # The work's own cleanup runs to its end here, not cut short by the loop's close.
+        await asyncio.gather(task, waiter, return_exceptions=True)
     if task.done() and not task.cancelled():
         task.result()
 
