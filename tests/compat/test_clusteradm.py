@@ -29,7 +29,7 @@ async def hub_admin(ocm_hub: HubProcess) -> AsyncIterator[Client]:
 
 
 async def _eventually_created(admin: Client, path: str) -> dict:
-    for _ in range(100):
+    for _ in range(300):  # up to 30 s: the hub may be busy (a parallel suite)
         code, found = await admin.get(path)
         if code == 200:
             return dict(found)
@@ -52,20 +52,23 @@ async def test_get_token_asks_the_agent_registration_bootstrap_service_account(
     code, answer = await hub_admin.post(f"{sa}/token", request)
     assert code == 201, answer
     token = answer["status"]["token"]
-    # The chart's bindings of the bootstrap role, by their names.
+    # The chart's bindings of the bootstrap role, by their names (the hub's controllers
+    # make them beside the ServiceAccount, maybe a moment after it).
     rbac = "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings"
-    code, by_sa = await hub_admin.get(
-        f"{rbac}/open-cluster-management:bootstrap:agent-registration"
+    by_sa = await _eventually_created(
+        hub_admin, f"{rbac}/open-cluster-management:bootstrap:agent-registration"
     )
-    assert code == 200 and by_sa["subjects"] == [
+    assert by_sa["subjects"] == [
         {
             "kind": "ServiceAccount",
             "name": "agent-registration-bootstrap",
             "namespace": "open-cluster-management",
         }
     ]
-    code, by_group = await hub_admin.get(f"{rbac}/open-cluster-management:bootstrap:managedcluster")
-    assert code == 200 and by_group["subjects"][0]["name"] == "system:bootstrappers:managedcluster"
+    by_group = await _eventually_created(
+        hub_admin, f"{rbac}/open-cluster-management:bootstrap:managedcluster"
+    )
+    assert by_group["subjects"][0]["name"] == "system:bootstrappers:managedcluster"
     review = {
         "apiVersion": "authorization.k8s.io/v1",
         "kind": "SelfSubjectAccessReview",
@@ -98,11 +101,18 @@ async def test_get_token_use_bootstrap_token_finds_pyocms_newest_token(
     )
     assert code == 200, listed
     tokens = [s for s in listed["items"] if s["metadata"]["name"].startswith("bootstrap-token-")]
-    # clusteradm joins with the newest one's token-id.token-secret: pyocm's, just made.
-    newest = max(tokens, key=lambda s: s["metadata"]["creationTimestamp"], default=None)
-    assert newest is not None, "no bootstrap token Secret has upstream's label app=cluster-manager"
-    data = {k: base64.b64decode(v).decode() for k, v in newest["data"].items()}
-    assert f"{data['token-id']}.{data['token-secret']}" == printed
+    # clusteradm joins with the newest one's token-id.token-secret: pyocm's, just made
+    # (timestamps are whole seconds: another test's token may share the second).
+    assert tokens, "no bootstrap token Secret has upstream's label app=cluster-manager"
+    newest = max(s["metadata"]["creationTimestamp"] for s in tokens)
+
+    def joined_with(secret: dict) -> str:
+        data = {k: base64.b64decode(v).decode() for k, v in secret["data"].items()}
+        return f"{data['token-id']}.{data['token-secret']}"
+
+    assert printed in [
+        joined_with(s) for s in tokens if s["metadata"]["creationTimestamp"] == newest
+    ]
 
 
 async def test_delete_clusterset_watch_sees_deleted(hub_admin: Client, unique: str) -> None:
