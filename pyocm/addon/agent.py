@@ -184,9 +184,9 @@ ADDON_TEMPLATE = ConfigGVR("addon.open-cluster-management.io", "v1alpha1", "addo
 BUILT_IN_CONFIGS = (ADDON_DEPLOYMENT_CONFIG, ADDON_TEMPLATE)
 #: ``ManagedClusterAddOnFilterFunc``: whether the framework's controllers act on an MCA.
 McaFilter = Callable[[ManagedClusterAddOn], bool]
-#: ``AgentDeployTriggerClusterFilter``: whether a change of the cluster (old, new) asks
-#: for the add-on's manifests to be rendered again (its Available condition changing
-#: always does).
+#: ``AgentDeployTriggerClusterFilter``: whether a change of the cluster's labels or
+#: annotations (old, new) asks for the add-on's manifests to be rendered again (its
+#: Available condition changing always does; other changes are not offered).
 DeployTrigger = Callable[[ManagedCluster, ManagedCluster], bool]
 
 

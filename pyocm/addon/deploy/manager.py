@@ -70,6 +70,10 @@ def add_addon_deploy_controllers(
             return
         old, new = change.old, change.new
         available_changed = _available(old) != _available(new)
+        # Triggers read a cluster's labels and annotations (upstream's: the registries
+        # annotation): a status report changing neither costs no look at its add-ons.
+        if not available_changed and _marks(old) == _marks(new):
+            return
         for key in informers.mcas.store.index_keys(MCA_BY_NAMESPACE, _name(new)):
             addon = by_name.get(split_name(key))
             if addon is None:
@@ -98,6 +102,12 @@ def _name(obj: dict[str, object]) -> str:
 def _available(cluster: dict[str, object]) -> str | None:
     found = conditions.find(conditions.of(cluster), wellknown.CLUSTER_AVAILABLE)
     return None if found is None else str(found.get("status"))
+
+
+def _marks(cluster: dict[str, object]) -> tuple[object, object]:
+    meta = cluster["metadata"]
+    assert isinstance(meta, dict)
+    return meta.get("labels"), meta.get("annotations")
 
 
 def _no_keys(_obj: object) -> list[str]:
