@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import queue
 import re
@@ -10,6 +11,9 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import IO
 
 PYOCM = [sys.executable, "-m", "pyocm"]
@@ -103,3 +107,34 @@ def pyocm(*args: str, env: dict[str, str] | None = None) -> subprocess.Completed
         timeout=120,
         env={**os.environ, **(env or {})},
     )
+
+
+@dataclass
+class UpFleet:
+    """A running ``pyocm up``: its hub's and clusters' admin kubeconfigs."""
+
+    process: Running
+    hub: Path
+    clusters: dict[str, Path] = field(default_factory=dict)
+
+
+@contextlib.contextmanager
+def running_up(tmp: Path, *, clusters: int) -> Iterator[UpFleet]:
+    """``pyocm up --clusters N`` on a free port, its data and XDG home under ``tmp``,
+    until the block ends; it must then stop cleanly."""
+    data = tmp / "up"
+    env = {"XDG_DATA_HOME": str(tmp / "xdg"), "KUBECONFIG": ""}
+    process = Running(
+        "up", "--clusters", str(clusters), "--listen", "127.0.0.1:0", "--data-dir", str(data),
+        env=env,
+    )  # fmt: skip
+    try:
+        process.wait_for("Press Ctrl-C to stop", timeout=90)
+        names = [f"cluster{index}" for index in range(1, clusters + 1)]
+        yield UpFleet(
+            process,
+            data / "hub" / "admin.kubeconfig",
+            {name: data / "clusters" / name / "admin.kubeconfig" for name in names},
+        )
+    finally:
+        assert process.stop() == 0, "\n".join(process.lines[-40:])

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from pyocm.api import wellknown
-from tests.cli import Running, pyocm
+from tests.cli import pyocm, running_up
 from tests.e2e.test_work_up import get_json, kubectl, until
 
 INSTALL_NS = "open-cluster-management-agent-addon"
@@ -24,16 +24,8 @@ LEASE_ADDON = "helloworld-tmpl"
 
 @pytest.fixture
 def up(tmp_path: Path) -> Iterator[tuple[Path, Path]]:
-    env = {"XDG_DATA_HOME": str(tmp_path / "xdg"), "KUBECONFIG": ""}
-    data = tmp_path / "up"
-    running = Running(
-        "up", "--clusters", "1", "--listen", "127.0.0.1:0", "--data-dir", str(data), env=env
-    )
-    try:
-        running.wait_for("Press Ctrl-C to stop", timeout=90)
-        yield data / "hub" / "admin.kubeconfig", data / "clusters" / "cluster1" / "admin.kubeconfig"
-    finally:
-        assert running.stop() == 0, "\n".join(running.lines[-40:])
+    with running_up(tmp_path, clusters=1) as fleet:
+        yield fleet.hub, fleet.clusters["cluster1"]
 
 
 def apply(hub: Path, *objects: dict[str, Any]) -> None:

@@ -26,7 +26,7 @@ from cryptography.x509.oid import NameOID
 
 from pyocm.addon.hub.spechash import spec_hash
 from pyocm.pki.ca import CertificateAuthority
-from tests.cli import Running, pyocm
+from tests.cli import pyocm, running_up
 from tests.e2e.test_work_up import get_json, kubectl, until
 from tests.reference import shared
 
@@ -65,18 +65,8 @@ class Up:
 
 @pytest.fixture
 def up(tmp_path: Path) -> Iterator[Up]:
-    tmp = tmp_path
-    env = {"XDG_DATA_HOME": str(tmp / "xdg"), "KUBECONFIG": ""}
-    data = tmp / "up"
-    running = Running(
-        "up", "--clusters", "3", "--listen", "127.0.0.1:0", "--data-dir", str(data), env=env
-    )
-    try:
-        running.wait_for("Press Ctrl-C to stop", timeout=90)
-        clusters = {c: data / "clusters" / c / "admin.kubeconfig" for c in CLUSTERS}
-        yield Up(data / "hub" / "admin.kubeconfig", clusters)
-    finally:
-        assert running.stop() == 0, "\n".join(running.lines[-40:])
+    with running_up(tmp_path, clusters=len(CLUSTERS)) as fleet:
+        yield Up(fleet.hub, fleet.clusters)
 
 
 def ca_secret(ca: CertificateAuthority) -> str:

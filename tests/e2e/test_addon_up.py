@@ -8,22 +8,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.cli import Running, pyocm
+from tests.cli import pyocm, running_up
 from tests.e2e.test_work_up import get_json, kubectl, until
 
 INSTALL_NS = "open-cluster-management-agent-addon"
 
 
 def test_helloworld_on_pyocm_up(tmp_path: Path) -> None:
-    env = {"XDG_DATA_HOME": str(tmp_path / "xdg"), "KUBECONFIG": ""}
-    data = tmp_path / "up"
-    up = Running(
-        "up", "--clusters", "1", "--listen", "127.0.0.1:0", "--data-dir", str(data), env=env
-    )
-    try:
-        up.wait_for("Press Ctrl-C to stop", timeout=90)
-        hub = data / "hub" / "admin.kubeconfig"
-        cluster1 = data / "clusters" / "cluster1" / "admin.kubeconfig"
+    with running_up(tmp_path, clusters=1) as fleet:
+        hub, cluster1 = fleet.hub, fleet.clusters["cluster1"]
         k = ["--kubeconfig", str(hub)]
         done = pyocm("addon", "enable", "--names", "helloworld", "--clusters", "cluster1", *k)
         assert done.returncode == 0, done.stderr
@@ -58,5 +51,3 @@ def test_helloworld_on_pyocm_up(tmp_path: Path) -> None:
             )
 
         until(removed)
-    finally:
-        assert up.stop() == 0, "\n".join(up.lines[-40:])

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from tests.cli import Running
+from tests.cli import running_up
 
 pytestmark = pytest.mark.kubectl
 
@@ -90,15 +90,8 @@ def get_json(kubeconfig: Path, *args: str) -> dict[str, Any] | None:
 
 
 def test_a_work_on_pyocm_up(tmp_path: Path) -> None:
-    env = {"XDG_DATA_HOME": str(tmp_path / "xdg"), "KUBECONFIG": ""}
-    data = tmp_path / "up"
-    up = Running(
-        "up", "--clusters", "1", "--listen", "127.0.0.1:0", "--data-dir", str(data), env=env
-    )
-    try:
-        up.wait_for("Press Ctrl-C to stop", timeout=90)
-        hub = data / "hub" / "admin.kubeconfig"
-        cluster1 = data / "clusters" / "cluster1" / "admin.kubeconfig"
+    with running_up(tmp_path, clusters=1) as fleet:
+        hub, cluster1 = fleet.hub, fleet.clusters["cluster1"]
         applied = kubectl(hub, "apply", "-f", "-", stdin=WORK.format(replicas=2, greeting="hello"))
         assert applied.returncode == 0, applied.stderr
 
@@ -152,6 +145,3 @@ def test_a_work_on_pyocm_up(tmp_path: Path) -> None:
         assert get_json(hub, "manifestwork", "hello", "-n", "cluster1") is None
         records = get_json(cluster1, "appliedmanifestworks")
         assert records is not None and records["items"] == []
-    finally:
-        code = up.stop()
-    assert code == 0, "\n".join(up.lines[-20:])
