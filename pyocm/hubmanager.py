@@ -12,6 +12,7 @@ from pyocm.addon.manager import add_addon_controllers, addon_approver
 from pyocm.addon.registry import AddonRegistry
 from pyocm.base.clock import Clock
 from pyocm.clustersets.controllers import add_clusterset_controllers
+from pyocm.kube import kinds
 from pyocm.kube.status import ApiError
 from pyocm.placement.manager import EVENT_SOURCE, add_placement_controllers
 from pyocm.registration.hub.approvers import CsrApprover
@@ -20,7 +21,9 @@ from pyocm.registration.hub.signers import SignerRegistry
 from pyocm.runtime.client import Api
 from pyocm.runtime.errors import ApiConnectionError
 from pyocm.runtime.events import Recorder
+from pyocm.runtime.informer import Change
 from pyocm.runtime.manager import Manager
+from pyocm.runtime.servingcerts import ServingCertificates, sync
 from pyocm.work.hub.gc import add_work_controllers
 
 log = logging.getLogger(__name__)
@@ -34,11 +37,14 @@ def build(
     approvers: Sequence[CsrApprover] = (),
     signers: SignerRegistry | None = None,
     addons: Mapping[str, AgentAddon] | None = None,
+    webhook_service: tuple[str, str] | None = None,
 ) -> Manager:
     """``approvers`` and ``signers``: more CSR rules and custom signers
     (:func:`~pyocm.registration.hub.manager.build_hub_manager`); ``addons``: the add-ons
     pyocm implements that this hub runs, by name (:mod:`pyocm.addon.builtin`). The
-    add-on manager itself runs unless the ``AddonManagement`` gate is off."""
+    add-on manager itself runs unless the ``AddonManagement`` gate is off.
+    ``webhook_service`` (namespace, name): keep the serving certificate of the OCM
+    webhooks behind that Service (:func:`add_webhook_certificates`)."""
     options = options or HubOptions()
     addons = dict(addons if addons is not None else addons_named(options.addons))
     managing = options.gate("AddonManagement")
@@ -77,4 +83,44 @@ def build(
                         await manager.clock.sleep(5.0)
 
             manager.add("built-in ClusterManagementAddOns", install)
+    if webhook_service is not None:
+        add_webhook_certificates(manager, namespace=webhook_service[0], service=webhook_service[1])
     return manager
+
+
+#: Upstream's resync of its cert rotation controller: far below a fifth of the shortest
+#: validity (30 days), so a certificate is always replaced long before it expires.
+CERT_RESYNC = 600.0
+CERT_KEY = "webhook-serving-certificates"
+
+
+def add_webhook_certificates(manager: Manager, *, namespace: str, service: str) -> None:
+    """What upstream's cluster-manager operator does for its webhooks, for a hub deployed
+    without an operator (pyocm's manifests): a signing CA, a CA bundle and the serving
+    certificate in Secret ``<service>-serving-cert``, and the bundle as ``caBundle`` of the
+    webhook configurations and add-on CRD conversions that call the Service."""
+    spec = ServingCertificates(
+        namespace=namespace, service=service, serving_secret=f"{service}-serving-cert"
+    )
+    ours = {spec.signer_secret, spec.serving_secret, spec.bundle_configmap}
+
+    async def reconcile(_: str) -> None:
+        await sync(manager.api, spec, now=manager.clock.now())
+        controller.enqueue(CERT_KEY, after=CERT_RESYNC)
+
+    def one_key(_: dict[str, object]) -> list[str]:
+        return [CERT_KEY]
+
+    def named(change: Change) -> bool:
+        return str((change.obj.get("metadata") or {}).get("name")) in ours
+
+    controller = manager.controller("webhook-cert-rotation", reconcile)
+    for kind in (kinds.SECRET, kinds.CONFIGMAP):
+        controller.watch(manager.informer(kind, namespace=namespace), one_key, predicate=named)
+    for kind in (
+        kinds.VALIDATING_WEBHOOK_CONFIGURATION,
+        kinds.MUTATING_WEBHOOK_CONFIGURATION,
+        kinds.CRD,
+    ):
+        controller.watch(manager.informer(kind), one_key)
+    controller.enqueue(CERT_KEY)

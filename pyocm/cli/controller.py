@@ -13,7 +13,7 @@ from pyocm.cli.common import KUBECONFIG_HELP, connect, fail, run, setup_logging,
 from pyocm.cli.hub import parse_addons, parse_feature_gates
 from pyocm.cli.metricsserver import DISABLED, parse_bind_address, serving_metrics
 from pyocm.cli.metricsserver import HELP as METRICS_HELP
-from pyocm.kube import kinds
+from pyocm.kube import kinds, names
 from pyocm.kube.status import ApiError
 from pyocm.local import crdinstall
 from pyocm.registration.hub.manager import (
@@ -45,6 +45,17 @@ def controller(
         "", "--addons", help="Comma-separated add-ons pyocm implements to run, e.g. helloworld."
     ),
     metrics_bind_address: str = typer.Option(DISABLED, "--metrics-bind-address", help=METRICS_HELP),
+    webhook_service: str = typer.Option(
+        "",
+        "--webhook-service",
+        metavar="NAMESPACE/NAME",
+        help=(
+            "The Service of the OCM webhooks ('pyocm webhook'): keep their serving certificate "
+            "in Secret NAME-serving-cert and put its CA into the webhook configurations and "
+            "CRD conversions calling it, as upstream's cluster-manager operator does. "
+            "Empty: off."
+        ),
+    ),
     log_level: str = typer.Option("INFO", "--log-level"),
 ) -> None:
     """Run the hub's registration controllers against the API server of --kubeconfig."""
@@ -58,6 +69,12 @@ def controller(
         parse_bind_address(metrics_bind_address)
     except ValueError as err:
         fail(f"--metrics-bind-address: {err}", code=2)
+    service = None
+    if webhook_service:
+        try:
+            service = parse_service(webhook_service)
+        except ValueError as err:
+            fail(f"--webhook-service: {err}", code=2)
     users = tuple(u.strip() for u in auto_approved_csr_users.split(",") if u.strip())
     identity = f"{socket.gethostname()}_{uuid.uuid4()}"
     options = HubOptions(
@@ -72,6 +89,7 @@ def controller(
                     leader_elect=leader_elect,
                     install_crds=install_crds,
                     metrics_address=metrics_bind_address,
+                    webhook_service=service,
                 )
             )
         )
@@ -86,6 +104,7 @@ async def _run(
     leader_elect: bool,
     install_crds: bool,
     metrics_address: str = DISABLED,
+    webhook_service: tuple[str, str] | None = None,
 ) -> None:
     # Metrics are served whether or not this replica leads, as controller-runtime's are;
     # readiness waits for the caches of a replica that leads.
@@ -94,7 +113,7 @@ async def _run(
     async with serving_metrics(metrics_address, ready=ready), connect(kubeconfig) as api:
         if install_crds:
             await crdinstall.install(api, crdinstall.ocm_crds())
-        manager = hubmanager.build(api, options=options)
+        manager = hubmanager.build(api, options=options, webhook_service=webhook_service)
         built.append(manager)
         elector = None
         if leader_elect:
@@ -107,3 +126,13 @@ async def _run(
                 api, namespace=LEADER_NAMESPACE, name=LEADER_LEASE, identity=options.identity
             )
         await manager.run(elector=elector)
+
+
+def parse_service(text: str) -> tuple[str, str]:
+    """(namespace, name) of ``NAMESPACE/NAME``, each a DNS-1123 label as Service names are."""
+    namespace, slash, name = text.partition("/")
+    for part in (namespace, name):
+        problems = names.is_dns1123_label(part)
+        if not slash or problems:
+            raise ValueError(f'"{text}" is not NAMESPACE/NAME of a Service')
+    return namespace, name

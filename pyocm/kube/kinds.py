@@ -51,6 +51,20 @@ CRD = Kind(
 SUBJECT_ACCESS_REVIEW = Kind(
     "authorization.k8s.io", "v1", "SubjectAccessReview", "subjectaccessreviews", False
 )
+VALIDATING_WEBHOOK_CONFIGURATION = Kind(
+    "admissionregistration.k8s.io",
+    "v1",
+    "ValidatingWebhookConfiguration",
+    "validatingwebhookconfigurations",
+    False,
+)
+MUTATING_WEBHOOK_CONFIGURATION = Kind(
+    "admissionregistration.k8s.io",
+    "v1",
+    "MutatingWebhookConfiguration",
+    "mutatingwebhookconfigurations",
+    False,
+)
 SELF_SUBJECT_ACCESS_REVIEW = Kind(
     "authorization.k8s.io", "v1", "SelfSubjectAccessReview", "selfsubjectaccessreviews", False
 )

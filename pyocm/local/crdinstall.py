@@ -52,9 +52,11 @@ async def _apply(api: Api, crd: Obj) -> str:
             raise
         await api.create(kinds.CRD, crd)
         return name
-    if current.get("spec") != crd["spec"]:
+    spec = _keeping_webhook_conversion(crd["spec"], current.get("spec") or {})
+    if current.get("spec") != spec:
         wanted = {
             **crd,
+            "spec": spec,
             "metadata": {
                 **crd["metadata"],
                 "resourceVersion": current["metadata"]["resourceVersion"],
@@ -62,6 +64,20 @@ async def _apply(api: Api, crd: Obj) -> str:
         }
         await api.update(kinds.CRD, wanted)
     return name
+
+
+def _keeping_webhook_conversion(spec: Obj, current: Obj) -> Obj:
+    """``spec`` with the cluster's conversion when that calls a webhook.
+
+    pyocm's definitions say ``None`` (its own API server converts the add-on kinds
+    itself); on a kube-apiserver a deployment (pyocm's manifests, upstream's operator)
+    points the add-on CRDs at a conversion webhook, and updating the CRDs must not
+    take that away: v1beta1 readers of v1alpha1-stored add-ons would get them unconverted.
+    """
+    conversion = current.get("conversion") or {}
+    if conversion.get("strategy") != "Webhook":
+        return spec
+    return {**spec, "conversion": conversion}
 
 
 async def _wait_established(api: Api, names: list[str], *, timeout: float) -> None:
