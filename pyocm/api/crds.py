@@ -7,12 +7,12 @@ The hub installs the objects returned by :func:`render_all` when it starts.
 Every version of a resource becomes one entry of ``spec.versions``. There is no
 ``conversion`` stanza (the ``None`` strategy), although ClusterManagementAddOn and
 ManagedClusterAddOn differ between v1alpha1 and v1beta1: pyocm's API server converts them
-itself (``pyocm.apiserver.conversion``, upstream's webhook conversion), by group and kind,
+itself (``pyocm.hooks.conversion``, upstream's webhook conversion), by group and kind,
 whatever the stanza says, as kube-apiserver converts its built-in types. Upstream's
 ``Webhook`` stanza would name a service (``cluster-manager-addon-webhook``) and CA bundle
 that a pyocm hub does not have; kubectl and client-go never read the stanza. These CRDs
 installed on a real kube-apiserver therefore need upstream's conversion webhook (or one
-serving ``pyocm.apiserver.conversion.review``) added to them for v1beta1 readers to see
+serving ``pyocm.hooks.conversion.review``) added to them for v1beta1 readers to see
 converted objects.
 """
 

@@ -10,7 +10,7 @@ kube-apiserver's codec does it: the store hands the strategy each object it writ
 (:meth:`CustomResourceStrategy.to_storage`) and each object it reads
 (:meth:`CustomResourceStrategy.from_storage`, behind get, list, watch, and the current
 object a patch or apply starts from), and the strategy converts with the kind's converter
-from :mod:`pyocm.apiserver.conversion`. A stored object is first defaulted by the schema
+from :mod:`pyocm.hooks.conversion`. A stored object is first defaulted by the schema
 of the version it is stored in (kube-apiserver applies storage-version defaults when it
 reads from etcd), then converted; so a ManagedClusterAddOn created in v1beta1 shows the
 v1alpha1 ``installNamespace`` default as its ``v1alpha1-install-namespace`` annotation, as
@@ -23,12 +23,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from pyocm.apiserver import conversion
 from pyocm.apiserver.apiextensions import defaulting, pruning, validation
 from pyocm.apiserver.apiextensions.schema import CompiledSchema
 from pyocm.apiserver.registry.printing import custom_resource_columns
 from pyocm.apiserver.registry.resources import ALL_VERBS, ResourceInfo, SubresourceInfo
 from pyocm.apiserver.registry.strategy import STATUS, Context, Obj, Strategy
+from pyocm.hooks import conversion
 from pyocm.kube import status
 from pyocm.kube.status import FieldError
 

@@ -8,7 +8,7 @@ shape names a conversion webhook; upstream OCM's converts the add-on kinds
 (:mod:`.addon`). pyocm's server converts those kinds in-process, the way kube-apiserver
 converts its built-in types: :func:`converter_for` gives the serving layer
 (:mod:`pyocm.apiserver.apiextensions.customresource`) one function per kind, and
-:func:`pyocm.apiserver.conversion.review.review` answers a ConversionReview with the same
+:func:`pyocm.hooks.conversion.review.review` answers a ConversionReview with the same
 functions, so a webhook for a real kube-apiserver could serve them unchanged.
 
 Kinds without a registered converter get the ``None`` strategy: only ``apiVersion``
@@ -25,8 +25,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from pyocm.apiserver.conversion import addon
-from pyocm.apiserver.conversion.addon import ConversionError, version_of
+from pyocm.hooks.conversion import addon
+from pyocm.hooks.conversion.addon import ConversionError, version_of
 
 Obj = dict[str, Any]
 Converter = Callable[[Obj, str], Obj]

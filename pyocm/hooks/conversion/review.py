@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pyocm.apiserver.conversion import ConversionError, convert
+from pyocm.hooks.conversion import ConversionError, convert
 
 Obj = dict[str, Any]
 REVIEW_VERSIONS = ("apiextensions.k8s.io/v1", "apiextensions.k8s.io/v1beta1")

@@ -1,6 +1,6 @@
 """The work webhook's rules as the hub applies them: each rule with upstream's message,
-code and webhook name, the size as upstream counts it, and the executor check against
-the hub's RBAC."""
+code and webhook name (as kube-apiserver relays a webhook's denial), the size as upstream
+counts it, and the executor check against the hub's RBAC."""
 
 from __future__ import annotations
 
@@ -10,14 +10,17 @@ from typing import Any, cast
 
 import pytest
 
-from pyocm.apiserver.admission import work
+from pyocm.apiserver.admission import ocm
 from pyocm.apiserver.admission.chain import Operation, Plugin, Request
+from pyocm.apiserver.admission.work import work_plugins
 from pyocm.apiserver.authentication.user import MASTERS, UserInfo
 from pyocm.apiserver.authorization.index import RbacIndex
 from pyocm.apiserver.config import ServerConfig
 from pyocm.apiserver.registry.resources import ResourceInfo
 from pyocm.apiserver.registry.strategy import Context
 from pyocm.apiserver.state import ServerState
+from pyocm.hooks import webhooks, work
+from pyocm.hooks.request import DEFAULT_MANIFEST_LIMIT
 from pyocm.kube.status import ApiError
 
 Obj = dict[str, Any]
@@ -69,7 +72,7 @@ def executor(namespace: str, name: str) -> Obj:
 
 
 def resource(plural: str) -> ResourceInfo:
-    return cast(ResourceInfo, SimpleNamespace(group=work.GROUP, plural=plural))
+    return cast(ResourceInfo, SimpleNamespace(group=work.GROUP, version="v1", plural=plural))
 
 
 def request(
@@ -93,9 +96,8 @@ def state(index: RbacIndex | None = None, **config: Any) -> ServerState:
 
 
 def plugin(index: RbacIndex | None = None, *, nil_executor: bool = False) -> Plugin:
-    return work.ManifestWorkValidating(
-        state(index), limit=work.DEFAULT_MANIFEST_LIMIT, nil_executor=nil_executor
-    )
+    gates = {"NilExecutorValidating": nil_executor}
+    return ocm.HookPlugin(state(index, feature_gates=gates), webhooks.MANIFEST_WORK_VALIDATOR)
 
 
 async def refusal(step: Plugin, req: Request) -> ApiError:
@@ -134,7 +136,8 @@ def grant_execute_as(index: RbacIndex, who: str, *names: str, namespace: str = "
 
 
 async def test_a_work_needs_manifests() -> None:
-    for spec in ({}, {"workload": {}}, {"workload": {"manifests": []}}):
+    specs: list[Obj] = [{}, {"workload": {}}, {"workload": {"manifests": []}}]
+    for spec in specs:
         obj = {**a_work(), "spec": spec}
         err = await refusal(plugin(), request(obj))
         assert err.message == PREFIX + "manifests should not be empty"
@@ -187,7 +190,7 @@ def test_the_size_is_counted_as_upstream_counts_it() -> None:
     # receives each manifest as a slice of the compact AdmissionReview JSON, without.
     manifests = [secret_of_size(300 * 1024), secret_of_size(200 * 1024)]
     assert sum(work.manifest_size(m) for m in manifests) == 512192 - 2
-    assert work.manifests_problem(manifests, limit=work.DEFAULT_MANIFEST_LIMIT) == (
+    assert work.manifests_problem(manifests, limit=DEFAULT_MANIFEST_LIMIT) == (
         "the size of manifests is 512190 bytes which exceeds the 512000 limit"
     )
     # One byte of JSON is one byte; a length of 128 takes two varint bytes.
@@ -205,7 +208,7 @@ async def test_the_limit_is_the_total_and_comes_before_other_checks() -> None:
     err = await refusal(plugin(), request(a_work(*big, nameless)))
     assert err.message.startswith(PREFIX + "the size of manifests is ")
     assert err.message.endswith(" bytes which exceeds the 512000 limit")
-    small = work.ManifestWorkValidating(state(), limit=100, nil_executor=False)
+    small = ocm.HookPlugin(state(manifest_limit=100), webhooks.MANIFEST_WORK_VALIDATOR)
     err = await refusal(small, request(a_work(configmap("a", data={"k": "v" * 100}))))
     assert "exceeds the 100 limit" in err.message
 
@@ -307,7 +310,7 @@ def replica_set(*manifests: Obj) -> Obj:
 
 
 async def test_replica_set_templates_get_the_manifest_rules() -> None:
-    step = work.ManifestWorkReplicaSetValidating(limit=work.DEFAULT_MANIFEST_LIMIT)
+    step = ocm.HookPlugin(state(), webhooks.MANIFEST_WORK_REPLICA_SET_VALIDATOR)
     err = await refusal(step, request(replica_set(), plural="manifestworkreplicasets"))
     assert err.message == SET_PREFIX + "Workload manifests should not be empty"
     err = await refusal(
@@ -319,19 +322,17 @@ async def test_replica_set_templates_get_the_manifest_rules() -> None:
 
 
 def test_the_gates_and_the_limit_come_from_the_server_config() -> None:
-    plain = work.work_plugins(state())
-    assert [type(p) for p in plain] == [work.ManifestWorkValidating]
-    gated = work.work_plugins(
-        state(feature_gates={"ManifestWorkReplicaSet": True}, manifest_limit=10)
-    )
-    assert [type(p) for p in gated] == [
-        work.ManifestWorkValidating,
-        work.ManifestWorkReplicaSetValidating,
+    plain = work_plugins(state())
+    assert [p.name for p in plain] == [work.WORK_WEBHOOK]
+    gated = work_plugins(state(feature_gates={"ManifestWorkReplicaSet": True}, manifest_limit=10))
+    assert [p.name for p in gated] == [
+        work.WORK_WEBHOOK,
+        work.REPLICASET_WEBHOOK,
     ]
 
 
 async def test_the_configured_limit_applies() -> None:
-    (step,) = work.work_plugins(state(manifest_limit=50))
+    (step,) = work_plugins(state(manifest_limit=50))
     err = await refusal(step, request(a_work(configmap("a", data={"k": "v" * 50}))))
     assert err.message.endswith("which exceeds the 50 limit")
 

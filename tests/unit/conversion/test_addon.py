@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from pyocm.apiserver import conversion
-from pyocm.apiserver.conversion import addon
+from pyocm.hooks import conversion
+from pyocm.hooks.conversion import addon
 
 Obj = dict[str, Any]
 ALPHA = "addon.open-cluster-management.io/v1alpha1"

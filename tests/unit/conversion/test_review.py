@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from pyocm.apiserver.conversion.review import review
+from pyocm.hooks.conversion.review import review
 
 Obj = dict[str, Any]
 ALPHA = "addon.open-cluster-management.io/v1alpha1"
