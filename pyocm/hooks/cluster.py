@@ -206,7 +206,7 @@ def _label_forbidden(request: Request, key: str, value: str, grants: tuple[str, 
         # Upstream's message first, so tools matching it still do.
         return _forbidden(
             VALIDATOR,
-            request,
+            value,  # upstream names the set, not the cluster
             "managedclustersets/join",
             f'user "{user}" cannot add/remove a ManagedCluster to/from ManagedClusterSet '
             f'"{value}" (it needs create on managedclustersets/join for "{value}", '
@@ -328,15 +328,17 @@ def _bad_request(webhook: str, message: str) -> Denial:
 
 
 def _forbidden(
-    webhook: str, request: Request, resource: str, reason: str, *, group: str = GROUP
+    webhook: str, subject: Request | str, resource: str, reason: str, *, group: str = GROUP
 ) -> Denial:
-    """Forbidden on ``resource`` (``plural/subresource``), worded as apimachinery's NewForbidden."""
+    """Forbidden on ``resource`` (``plural/subresource``) named as the request's object
+    or ``subject``, worded as apimachinery's NewForbidden."""
+    name = subject if isinstance(subject, str) else subject.name
     return Denial(
         webhook,
         status.forbidden_error(
-            message=f'{resource}.{group} "{request.name}" is forbidden: {reason}',
+            message=f'{resource}.{group} "{name}" is forbidden: {reason}',
             resource=resource,
             group=group,
-            name=request.name,
+            name=name,
         ),
     )

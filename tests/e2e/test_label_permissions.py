@@ -27,6 +27,15 @@ GROUP = "cluster.open-cluster-management.io"
 SET = "cluster.open-cluster-management.io/clusterset"
 REGION = "info.open-cluster-management.io/region"
 TEAM = "cluster.open-cluster-management.io/team"
+#: How kube-apiserver relays the denials of upstream's webhooks.
+VALIDATOR = (
+    'admission webhook "managedclustervalidators.admission.cluster.open-cluster-management.io" '
+    "denied the request: "
+)
+BINDING_VALIDATOR = (
+    'admission webhook "managedclustersetbindingvalidators.admission.cluster.'
+    'open-cluster-management.io" denied the request: '
+)
 
 
 def label(*names: str) -> Obj:
@@ -160,6 +169,7 @@ async def test_label_permission_matrix(
             await as_subject.patch(ocm.MANAGED_CLUSTER, cluster, patch)
     err = caught.value
     assert err.code == 403, err.message
+    assert err.message.startswith(VALIDATOR), err.message
     assert f'user "{user}"' in err.message
     for words in row.denied:
         assert words in err.message, err.message
@@ -255,7 +265,8 @@ async def test_bind_permission_matrix(
         with pytest.raises(ApiError) as caught:
             await as_subject.create(ocm.MANAGED_CLUSTER_SET_BINDING, body)
     assert caught.value.code == 403
-    assert caught.value.message.endswith(
+    assert caught.value.message == BINDING_VALIDATOR + (
+        f'managedclustersets/bind.{GROUP} "{cluster_set}" is forbidden: '
         f'user "{user}" is not allowed to bind cluster set "{cluster_set}"'
     )
     listed = await api.list(ocm.MANAGED_CLUSTER_SET_BINDING, namespace=namespace)

@@ -19,6 +19,17 @@ Obj = dict[str, Any]
 SET_LABEL = "cluster.open-cluster-management.io/clusterset"
 
 
+def denied(webhook: str) -> str:
+    """How kube-apiserver relays a webhook's denial, with upstream's webhook names."""
+    return f'admission webhook "{webhook}.admission.cluster.open-cluster-management.io" denied the request: '
+
+
+MUTATOR = denied("managedclustermutators")
+VALIDATOR = denied("managedclustervalidators")
+SET_VALIDATOR = denied("managedclustersetvalidators")
+BINDING_VALIDATOR = denied("managedclustersetbindingvalidators")
+
+
 async def refused(call: Any) -> ApiError:
     with pytest.raises(ApiError) as caught:
         await call
@@ -67,21 +78,23 @@ async def test_defaults_taint_stamps_and_the_default_set(api: Api, unique: str) 
             )
         )
     assert caught.value.code == 400
-    assert caught.value.message == 'It is not allowed to set TimeAdded of Taint "c.example.com/z".'
+    assert caught.value.message == (
+        MUTATOR + 'It is not allowed to set TimeAdded of Taint "c.example.com/z".'
+    )
 
 
 async def test_names_and_urls_are_checked(api: Api, unique: str) -> None:
-    err = await refused(
-        api.create(ocm.MANAGED_CLUSTER, {"metadata": {"name": f"{unique}.dotted"}})
-    )
-    assert err.code == 400 and err.message.startswith("metadata.name format is not correct: ")
+    err = await refused(api.create(ocm.MANAGED_CLUSTER, {"metadata": {"name": f"{unique}.dotted"}}))
+    assert err.code == 400
+    assert err.message == VALIDATOR + "metadata.name format is not correct: must not contain dots"
     spec = {"managedClusterClientConfigs": [{"url": "http://cluster.example.com"}]}
     err = await refused(
         api.create(ocm.MANAGED_CLUSTER, {"metadata": {"name": unique}, "spec": spec})
     )
     assert (
         err.code == 400
-        and err.message == 'url "http://cluster.example.com" is invalid in client configs'
+        and err.message
+        == VALIDATOR + 'url "http://cluster.example.com" is invalid in client configs'
     )
 
 
@@ -113,7 +126,7 @@ async def test_accepting_needs_the_accept_permission(
             as_user.patch(ocm.MANAGED_CLUSTER, unique, {"spec": {"hubAcceptsClient": True}})
         )
         assert err.code == 403
-        assert err.message == (
+        assert err.message == VALIDATOR + (
             f'managedclusters/accept.register.open-cluster-management.io "{unique}" is forbidden: '
             f'user "{user}" cannot update the HubAcceptsClient field'
         )
@@ -124,9 +137,18 @@ async def test_accepting_needs_the_accept_permission(
             )
         )
         assert err.code == 403
-        assert (
-            'cannot add/remove a ManagedCluster to/from ManagedClusterSet "team-a"' in err.message
+        assert err.message == VALIDATOR + (
+            'managedclustersets/join.cluster.open-cluster-management.io "team-a" is forbidden: '
+            f'user "{user}" cannot add/remove a ManagedCluster to/from ManagedClusterSet "team-a" '
+            '(it needs create on managedclustersets/join for "team-a", or create on '
+            "managedclusters/label with a resourceName of "
+            f'"{SET_LABEL}:team-a", "{SET_LABEL}:*" or "*")'
         )
+        assert err.details == {
+            "name": "team-a",
+            "group": "cluster.open-cluster-management.io",
+            "kind": "managedclustersets/join",
+        }
     accept = {
         "apiGroups": ["register.open-cluster-management.io"],
         "resources": ["managedclusters/accept"],
@@ -147,9 +169,8 @@ async def test_bindings_need_the_same_name_and_bind_permission(
     binding = {"metadata": {"name": "other", "namespace": unique}, "spec": {"clusterSet": "team"}}
     err = await refused(api.create(ocm.MANAGED_CLUSTER_SET_BINDING, binding))
     assert err.code == 400
-    assert (
-        err.message
-        == "The ManagedClusterSetBinding must have the same name as the target ManagedClusterSet"
+    assert err.message == BINDING_VALIDATOR + (
+        "The ManagedClusterSetBinding must have the same name as the target ManagedClusterSet"
     )
     user = f"team-{unique}"
     await grant_user(
@@ -170,7 +191,10 @@ async def test_bindings_need_the_same_name_and_bind_permission(
         }
         err = await refused(as_user.create(ocm.MANAGED_CLUSTER_SET_BINDING, binding))
     assert err.code == 403
-    assert err.message.endswith(f'user "{user}" is not allowed to bind cluster set "team"')
+    assert err.message == BINDING_VALIDATOR + (
+        'managedclustersets/bind.cluster.open-cluster-management.io "team" is forbidden: '
+        f'user "{user}" is not allowed to bind cluster set "team"'
+    )
     await api.create(ocm.MANAGED_CLUSTER_SET_BINDING, binding)
 
 
@@ -186,7 +210,11 @@ async def test_a_registered_cluster_id_cannot_change(api: Api, unique: str) -> N
         api.patch(ocm.MANAGED_CLUSTER, unique, claims("uid-2"), subresource="status")
     )
     assert err.code == 403
-    assert 'registered by the cluster with id.k8s.io "uid-1"' in err.message
+    assert err.message == VALIDATOR + (
+        f'managedclusters/status.cluster.open-cluster-management.io "{unique}" is forbidden: '
+        f'managed cluster "{unique}" is registered by the cluster with id.k8s.io "uid-1"; '
+        'a different cluster (id.k8s.io "uid-2") cannot register under the same name'
+    )
     assert made["metadata"]["name"] == unique
 
 
@@ -198,9 +226,9 @@ async def test_exclusive_label_sets_need_a_reserved_label(api: Api, unique: str)
         )
     )
     assert err.code == 422
-    assert (
+    assert err.message == SET_VALIDATOR + (
+        f'ManagedClusterSet.cluster.open-cluster-management.io "{unique}-a" is invalid: '
         "spec.clusterSelector.exclusiveLabel: Required value: required for selectorType ExclusiveLabel"
-        in err.message
     )
     wrong = exclusive_label("region", "apac")
     err = await refused(api.create(ocm.MANAGED_CLUSTER_SET, cluster_set(f"{unique}-b", wrong)))
@@ -228,7 +256,8 @@ async def test_sets_are_not_bound_into_cluster_namespaces(api: Api, unique: str)
     }
     err = await refused(api.create(ocm.MANAGED_CLUSTER_SET_BINDING, binding))
     assert err.code == 403
-    assert (
-        f'namespace "{unique}" is the cluster namespace of managed cluster "{unique}"'
-        in err.message
+    assert err.message == BINDING_VALIDATOR + (
+        'managedclustersetbindings.cluster.open-cluster-management.io "default" is forbidden: '
+        f'namespace "{unique}" is the cluster namespace of managed cluster "{unique}"; '
+        "bind cluster sets to a workspace namespace instead"
     )

@@ -3,7 +3,10 @@
 The rules are :mod:`pyocm.hooks` (upstream runs them as webhooks beside kube-apiserver);
 this module gives them the server's own seams (its RBAC authorizer for the
 SubjectAccessReviews, its store for the objects they read) and one chain plugin per
-webhook. ``ServerConfig.ocm_admission`` off leaves them out, for a hub whose OCM
+webhook. A denial reads as kube-apiserver relays a webhook's
+(``admission webhook "<name>" denied the request: <message>``, the webhook's code, reason
+and details), with upstream's webhook names, so tools matching upstream's text keep
+working. ``ServerConfig.ocm_admission`` off leaves them out, for a hub whose OCM
 admission runs as webhooks (``pyocm webhook``): both would run the taint mutator twice.
 """
 
@@ -135,8 +138,5 @@ class HookPlugin(BasePlugin):
         try:
             return await self.webhook.rule(hook_request(request), self._config, self._seams)
         except hooks.Denial as denial:
-            # The work webhook's answers already read as kube-apiserver relays them.
-            if denial.webhook in (webhooks.MANIFEST_WORK_VALIDATOR.name,
-                                  webhooks.MANIFEST_WORK_REPLICA_SET_VALIDATOR.name):  # fmt: skip
-                raise denial.relayed() from None
-            raise denial.error from None
+            # What a client of kube-apiserver reads when the webhook denies.
+            raise denial.relayed() from None
