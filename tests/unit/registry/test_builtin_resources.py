@@ -14,7 +14,7 @@ def entry(group: str, plural: str) -> ResourceInfo:
 
 def test_every_kind_is_served_once() -> None:
     served = [(r.group, r.plural) for r in builtin_resources()]
-    assert len(served) == len(set(served)) == 35
+    assert len(served) == len(set(served)) == 37
     assert {r.version for r in builtin_resources()} == {"v1", "v2"}
 
 

@@ -3,7 +3,8 @@
 :func:`builtin_resources` is the table registered at start: group, version, names, scope,
 verbs and subresources exactly as Kubernetes' discovery shows them, each with its
 strategy. One module per API group holds the strategies (``core``, ``configdata``,
-``events``, ``coordination``, ``certificates``, ``rbac``, ``apiextensions``); the review
+``events``, ``coordination``, ``certificates``, ``rbac``, ``apiextensions``,
+``admissionregistration``); the review
 kinds, which are answered and never stored, are in ``reviews``; the workload and service
 kinds (Deployments, Pods, Services, Jobs...) are in ``workloads``.
 
@@ -14,6 +15,7 @@ the core shape, and :func:`events.to_core` / :func:`events.from_core` convert th
 from __future__ import annotations
 
 from pyocm.apiserver.registry.builtin import (
+    admissionregistration,
     apiextensions,
     certificates,
     configdata,
@@ -193,4 +195,10 @@ def _rbac() -> list[ResourceInfo]:
 
 def builtin_resources() -> list[ResourceInfo]:
     """Every built-in resource, with fresh strategy instances."""
-    return _core() + _groups() + reviews.review_resources() + workloads.workload_resources()
+    return (
+        _core()
+        + _groups()
+        + reviews.review_resources()
+        + workloads.workload_resources()
+        + admissionregistration.admission_registration_resources()
+    )
