@@ -82,11 +82,13 @@ def check_object(obj: Any, *, kind: str, group_version: str) -> Obj:
 def warning_headers(ctx: Context) -> CIMultiDict[str] | None:
     """Unknown fields found with ``fieldValidation=Strict`` are an error; with ``Warn``
     each comes back as its own ``Warning: 299 - "<text>"`` header (text escaped as an
-    HTTP quoted-string, as kube-apiserver writes it); ``Ignore`` drops them silently."""
-    if not ctx.warnings or ctx.field_validation != "Warn":
+    HTTP quoted-string, as kube-apiserver writes it); ``Ignore`` drops them silently.
+    Admission webhooks' warnings come back the same way, whatever the field validation."""
+    texts = [*(ctx.warnings if ctx.field_validation == "Warn" else ()), *ctx.admission_warnings]
+    if not texts:
         return None
     headers: CIMultiDict[str] = CIMultiDict()
-    for text in ctx.warnings:
+    for text in texts:
         escaped = text.replace("\\", "\\\\").replace('"', '\\"')
         headers.add("Warning", f'299 - "{escaped}"')
     return headers

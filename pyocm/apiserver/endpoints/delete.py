@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 from aiohttp import web
 
 from pyocm.apiserver.endpoints import negotiation, options, responses
+from pyocm.apiserver.endpoints.body import warning_headers
 from pyocm.apiserver.endpoints.requestinfo import truthy
 from pyocm.apiserver.registry.store import DeleteOptions
 from pyocm.apiserver.state import ServerState
@@ -60,7 +61,7 @@ async def serve(request: web.Request, state: ServerState, target: Target) -> web
     ctx = target.context(dry_run=opts.dry_run)
     result = await state.store.delete(target.info, name=target.name, ctx=ctx, options=opts)
     code = 202 if not result.deleted and opts.orphan_dependents is False else 200
-    return responses.json_response(result.obj, code=code)
+    return responses.json_response(result.obj, code=code, headers=warning_headers(ctx))
 
 
 async def serve_collection(

@@ -62,6 +62,9 @@ class Context:
     #: A server-side apply: the object arrives with its managedFields already computed.
     applied: bool = False
     warnings: list[str] = field(default_factory=list)
+    #: Warnings admission webhooks returned: always sent as ``Warning`` headers,
+    #: whatever ``fieldValidation`` says (they are not unknown-field reports).
+    admission_warnings: list[str] = field(default_factory=list)
 
 
 class Strategy:
