@@ -28,7 +28,7 @@ from pyocm.apiserver import (
     serviceips,
     tlsdefer,
 )
-from pyocm.apiserver.admission import ocm
+from pyocm.apiserver.admission import ocm, webhooks
 from pyocm.apiserver.admission.chain import Chain
 from pyocm.apiserver.apiextensions.controller import CrdController
 from pyocm.apiserver.authentication.authenticator import Authenticator
@@ -104,6 +104,7 @@ class HubServer:
             *admission_plugins.default_plugins(self.state),
             service_ips,
             *ocm.ocm_plugins(self.state),
+            *await webhooks.webhook_plugins(self.state),  # last, as in kube-apiserver
         ]:
             chain.add(plugin)
         crd_info = catalog.get("apiextensions.k8s.io", "v1", "customresourcedefinitions")
