@@ -1,0 +1,131 @@
+"""The webhook dispatcher's decisions that need no webhook server: rule matching
+(scope, wildcards, subresources) and the dry-run refusal kube gives a webhook that may
+have side effects (such webhooks can no longer be created through v1, so only a stored
+one, from an older API, reaches the dispatcher)."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+from types import SimpleNamespace
+from typing import Any, cast
+
+import pytest
+
+from pyocm.apiserver.admission.chain import Operation, Request
+from pyocm.apiserver.admission.webhooks.config import WebhookSource, parse_configuration
+from pyocm.apiserver.admission.webhooks.matching import Attributes, rule_matches
+from pyocm.apiserver.admission.webhooks.plugin import Dispatcher
+from pyocm.apiserver.authentication.user import MASTERS, UserInfo
+from pyocm.apiserver.registry.builtin import builtin_resources
+from pyocm.apiserver.registry.catalog import Catalog
+from pyocm.apiserver.registry.resources import ResourceInfo
+from pyocm.apiserver.registry.strategy import Context
+from pyocm.apiserver.state import ServerState
+from pyocm.kube.status import ApiError
+
+ADMIN = UserInfo(name="admin", groups=(MASTERS,))
+
+
+def info(group: str, plural: str) -> ResourceInfo:
+    return next(r for r in builtin_resources() if (r.group, r.plural) == (group, plural))
+
+
+def request(
+    resource: ResourceInfo, *, namespace: str = "", subresource: str = "", dry_run: bool = False
+) -> Request:
+    ctx = Context(user=ADMIN, namespace=namespace, subresource=subresource, dry_run=dry_run)
+    obj = {"apiVersion": "v1", "kind": resource.kind, "metadata": {"name": "x"}}
+    return Request(Operation.UPDATE, resource, ctx, namespace, "x", obj, dict(obj))
+
+
+def hook_config(**hook: Any) -> dict[str, Any]:
+    return {
+        "metadata": {"name": "c"},
+        "webhooks": [
+            {
+                "name": "a.b.c",
+                "rules": [
+                    {
+                        "operations": ["*"],
+                        "apiGroups": ["*"],
+                        "apiVersions": ["*"],
+                        "resources": ["*"],
+                        "scope": "*",
+                    }
+                ],
+                "clientConfig": {"url": "https://127.0.0.1:1/"},
+                "sideEffects": "None",
+                "admissionReviewVersions": ["v1"],
+                **hook,
+            }
+        ],
+    }
+
+
+@pytest.mark.parametrize(
+    ("resources", "subresource", "matches"),
+    [
+        (["*"], "", True),
+        (["*"], "status", False),
+        (["*/*"], "status", True),
+        (["*/status"], "status", True),
+        (["*/status"], "", False),
+        (["deployments/*"], "scale", True),
+        (["pods"], "", False),
+    ],
+)
+def test_resource_wildcards(resources: list[str], subresource: str, matches: bool) -> None:
+    config = hook_config()
+    config["webhooks"][0]["rules"][0]["resources"] = resources
+    (hook,) = parse_configuration(config, mutating=False)
+    req = request(info("apps", "deployments"), namespace="ns", subresource=subresource)
+    attrs = Attributes.of(req)
+    assert rule_matches(hook.rules[0], attrs, attrs.info) is matches
+
+
+@pytest.mark.parametrize(
+    ("scope", "group", "plural", "namespace", "matches"),
+    [
+        ("Namespaced", "apps", "deployments", "ns", True),
+        ("Namespaced", "", "namespaces", "", False),
+        ("Cluster", "", "namespaces", "", True),
+        ("Cluster", "", "nodes", "", True),
+        ("Cluster", "apps", "deployments", "ns", False),
+    ],
+)
+def test_scope(scope: str, group: str, plural: str, namespace: str, matches: bool) -> None:
+    config = hook_config()
+    config["webhooks"][0]["rules"][0]["scope"] = scope
+    (hook,) = parse_configuration(config, mutating=False)
+    attrs = Attributes.of(request(info(group, plural), namespace=namespace))
+    assert rule_matches(hook.rules[0], attrs, attrs.info) is matches
+
+
+def closed_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.mark.parametrize("effects", ["Some", "Unknown"])
+async def test_dry_run_is_refused_by_a_webhook_with_side_effects(effects: str) -> None:
+    # failurePolicy Ignore and a closed port: a call would be skipped quietly, so only
+    # the dry-run check can refuse the request.
+    config = hook_config(
+        sideEffects=effects,
+        failurePolicy="Ignore",
+        clientConfig={"url": f"https://127.0.0.1:{closed_port()}/"},
+    )
+    source = WebhookSource()
+    source.validating = tuple(parse_configuration(config, mutating=False))
+    state = SimpleNamespace(catalog=Catalog(), store=None, stopping=asyncio.Event())
+    dispatcher = Dispatcher(cast(ServerState, state), source)
+    configmaps = info("", "configmaps")
+    await dispatcher.validate(request(configmaps, namespace="ns"))  # called, failed, ignored
+    with pytest.raises(ApiError) as raised:
+        await dispatcher.validate(request(configmaps, namespace="ns", dry_run=True))
+    assert raised.value.code == 400
+    assert raised.value.message == 'admission webhook "a.b.c" does not support dry run'
+    state.stopping.set()
+    await dispatcher.client.close()
