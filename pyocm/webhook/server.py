@@ -1,0 +1,98 @@
+"""The webhook server: one POST route per webhook (upstream's paths) and ``/convert``.
+
+Each route answers an AdmissionReview with its webhook's rule
+(:func:`pyocm.hooks.admission.answer`); ``/convert`` answers a ConversionReview with the
+add-on conversion (:func:`pyocm.hooks.conversion.review.review`), as upstream's
+``cluster-manager-addon-webhook`` does. A body that is no review gets HTTP 400 (with the
+review's ``Errored`` answer in the body); a seam that fails (the hub unreachable for a
+SubjectAccessReview) answers a 500 denial, which kube-apiserver treats per the
+configuration's failurePolicy (``Fail`` in upstream's).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
+
+import orjson
+from aiohttp import web
+
+from pyocm.hooks import admission, webhooks
+from pyocm.hooks.conversion import review as conversion
+from pyocm.hooks.request import Config, Seams
+from pyocm.hooks.webhooks import Webhook
+from pyocm.webhook.certs import ReloadingCertificate
+
+log = logging.getLogger(__name__)
+CONVERT_PATH = "/convert"
+Handler = Callable[[web.Request], Awaitable[web.Response]]
+
+
+def build_app(*, config: Config, seams: Seams) -> web.Application:
+    app = web.Application()
+    for webhook in webhooks.enabled(config):
+        app.router.add_post(webhook.path, _admission(webhook, config, seams))
+    app.router.add_post(CONVERT_PATH, _convert)
+    return app
+
+
+def _json(body: Any, *, status: int = 200) -> web.Response:
+    return web.Response(body=orjson.dumps(body), status=status, content_type="application/json")
+
+
+async def _document(request: web.Request) -> Any:
+    try:
+        return orjson.loads(await request.read())
+    except orjson.JSONDecodeError:
+        return None
+
+
+def _admission(webhook: Webhook, config: Config, seams: Seams) -> Handler:
+    async def handle(request: web.Request) -> web.Response:
+        document = await _document(request)
+        try:
+            return _json(await admission.answer(document, webhook, config, seams))
+        except admission.NotAReview as err:
+            return _json(admission.errored(document, 400, str(err)), status=400)
+        except Exception as err:  # a seam failed: deny, as controller-runtime's Errored
+            log.exception("%s: the review failed", webhook.name)
+            return _json(admission.errored(document, 500, str(err)))
+
+    return handle
+
+
+async def _convert(request: web.Request) -> web.Response:
+    document = await _document(request)
+    if not isinstance(document, dict):
+        return _json({"message": "the body is not a ConversionReview"}, status=400)
+    try:
+        return _json(conversion.review(document))
+    except ValueError as err:
+        return _json({"message": str(err)}, status=400)
+
+
+@contextlib.asynccontextmanager
+async def serving(
+    app: web.Application, *, host: str | None, port: int, certificate: ReloadingCertificate
+) -> AsyncIterator[list[str]]:
+    """Serve ``app`` over TLS while inside; yields the URLs bound (each logged as
+    ``serving webhooks on https://HOST:PORT``)."""
+    runner = web.AppRunner(app, handle_signals=False, access_log=None)
+    await runner.setup()
+    try:
+        site = web.TCPSite(runner, host or None, port, ssl_context=certificate.server_context)
+        await site.start()
+        urls = [_url(address) for address in runner.addresses]
+        for url in urls:
+            log.info("serving webhooks on %s", url)
+        yield urls
+    finally:
+        await runner.cleanup()
+
+
+def _url(address: object) -> str:
+    host, port = address[:2] if isinstance(address, tuple) else (str(address), 0)
+    host = f"[{host}]" if ":" in str(host) else host
+    return f"https://{host}:{port}"
