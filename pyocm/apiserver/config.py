@@ -80,6 +80,10 @@ class ServerConfig:
     #: Most bytes a ManifestWork's manifests may take together (upstream's work webhook
     #: ``--manifestLimit``, 500 KiB by default).
     manifest_limit: int = 500 * 1024
+    #: Apply OCM's admission rules (pyocm.hooks) in-process. Off for a hub whose OCM
+    #: admission runs as webhooks (``pyocm webhook``): both would run the taint mutator
+    #: twice, and the second pass refuses every new taint's stamped ``timeAdded``.
+    ocm_admission: bool = True
 
     def __post_init__(self) -> None:
         if not 0 < self.watch_bookmark_interval <= 60:

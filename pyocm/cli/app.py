@@ -19,6 +19,7 @@ from pyocm.cli import (
     token,
     unjoin,
     up,
+    webhook,
     workagent,
     works,
 )
@@ -39,6 +40,7 @@ app = typer.Typer(
 app.command("hub")(hub.hub)
 app.command("up")(up.up)
 app.command("controller")(controller.controller)
+app.command("webhook")(webhook.webhook)
 app.command("agent")(agent.agent)
 app.command("join")(agent.join)
 app.command("work-agent")(workagent.work_agent)

@@ -104,6 +104,11 @@ def hub(
         "--addons",
         help="Comma-separated add-ons pyocm implements to run on this hub, e.g. helloworld.",
     ),
+    ocm_admission: bool = typer.Option(
+        True,
+        "--ocm-admission/--no-ocm-admission",
+        help="Apply OCM's admission rules in-process; off when 'pyocm webhook' serves them.",
+    ),
     log_level: str = typer.Option("INFO", "--log-level"),
 ) -> None:
     """Run a hub API server in the foreground until Ctrl-C or SIGTERM."""
@@ -132,6 +137,7 @@ def hub(
         unauthenticated_idle_timeout=unauthenticated_idle_timeout,
         max_connections=max_connections,
         manifest_limit=manifest_limit,
+        ocm_admission=ocm_admission,
     )
     options = None
     if controllers:

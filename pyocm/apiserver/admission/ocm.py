@@ -31,7 +31,10 @@ Obj = dict[str, Any]
 
 
 def ocm_plugins(state: ServerState) -> list[Plugin]:
-    """One plugin per OCM webhook enabled by the server's gates and manifest limit."""
+    """One plugin per OCM webhook enabled by the server's gates and manifest limit;
+    none when the server's OCM admission runs as webhooks (``ocm_admission`` off)."""
+    if not state.config.ocm_admission:
+        return []
     return [HookPlugin(state, webhook) for webhook in webhooks.enabled(hook_config(state))]
 
 
