@@ -30,6 +30,7 @@ LOG_LEVEL_COMMANDS = [
     ["agent"],
     ["join"],
     ["work-agent"],
+    ["webhook"],
     ["sim"],
     ["addon", "agent"],
 ]
