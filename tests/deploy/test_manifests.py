@@ -9,8 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from pyocm.api import models
 from pyocm.hooks import webhooks
 from pyocm.hooks.request import Config
+from pyocm.registration.hub import rbac
 from tests.deploy.manifests import DEPLOY, Obj, ident, is_custom, klusterlet_copy, problems, render
 
 BOOTSTRAP = """apiVersion: v1
@@ -86,6 +88,9 @@ def test_every_namespaced_object_names_its_namespace(
         "ConfigMap",
     }
     found = {ident(o): o["metadata"].get("namespace") for o in objects if o["kind"] in namespaced}
+    # The bootstrap ServiceAccount is where upstream's is, and clusteradm asks for it there.
+    bootstrap = f"ServiceAccount {rbac.BOOTSTRAP_NAMESPACE}/{rbac.BOOTSTRAP_SERVICE_ACCOUNT}"
+    assert found.pop(bootstrap, rbac.BOOTSTRAP_NAMESPACE) == rbac.BOOTSTRAP_NAMESPACE
     assert found and set(found.values()) == {wanted}, found
 
 
@@ -162,3 +167,24 @@ def test_webhook_configurations_register_what_pyocm_webhook_serves(
                 )
             )
     assert registered == served
+
+
+def test_the_bootstrap_rbac_is_what_the_hub_controller_keeps(hub_objects: list[Obj]) -> None:
+    """The hub controller makes sure the bootstrap role and bindings are as pyocm's code
+    says; deployed, it may not grant them (it holds none of their rights), so the manifests
+    must carry exactly those objects or the controller's write is refused."""
+    wanted = {(o["kind"], o["metadata"]["name"]): models.wire(o) for o in rbac.bootstrap_objects()}
+    shipped = {
+        (o["kind"], o["metadata"]["name"]): o
+        for o in hub_objects
+        if (o["kind"], o["metadata"]["name"]) in wanted
+    }
+    assert shipped.keys() == wanted.keys()
+    for key, obj in wanted.items():
+        got = shipped[key]
+        for field in ("rules", "roleRef", "subjects"):
+            assert got.get(field) == obj.get(field), key
+    accounts = [o for o in hub_objects if o["kind"] == "ServiceAccount"]
+    assert {"name": rbac.BOOTSTRAP_SERVICE_ACCOUNT, "namespace": rbac.BOOTSTRAP_NAMESPACE} in [
+        {k: a["metadata"].get(k) for k in ("name", "namespace")} for a in accounts
+    ]
