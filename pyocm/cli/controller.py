@@ -14,13 +14,13 @@ from pyocm.cli.hub import parse_addons, parse_feature_gates
 from pyocm.cli.metricsserver import DISABLED, parse_bind_address, serving_metrics
 from pyocm.cli.metricsserver import HELP as METRICS_HELP
 from pyocm.kube import kinds, names
-from pyocm.kube.status import ApiError
 from pyocm.local import crdinstall
 from pyocm.registration.hub.manager import (
     LEADER_LEASE,
     LEADER_NAMESPACE,
     HubOptions,
 )
+from pyocm.runtime.ensure import ensure
 from pyocm.runtime.leaderelection import LeaderElector
 from pyocm.runtime.manager import LeadershipLost, Manager
 
@@ -117,11 +117,11 @@ async def _run(
         built.append(manager)
         elector = None
         if leader_elect:
-            try:
-                await api.create(kinds.NAMESPACE, {"metadata": {"name": LEADER_NAMESPACE}})
-            except ApiError as err:
-                if err.code != 409:
-                    raise
+            # Read first: a deployed controller may read its namespace but not create
+            # namespaces, and a create is refused (403) before it could be a conflict.
+            await ensure(
+                api, kinds.NAMESPACE, {"metadata": {"name": LEADER_NAMESPACE}}, create_only=True
+            )
             elector = LeaderElector(
                 api, namespace=LEADER_NAMESPACE, name=LEADER_LEASE, identity=options.identity
             )

@@ -8,13 +8,16 @@ from __future__ import annotations
 import shutil
 import subprocess
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import jsonschema
 import kubernetes_validate  # type: ignore[import-untyped,unused-ignore]
 import yaml  # type: ignore[import-untyped,unused-ignore]
 
 from pyocm.api import catalog
+
+if TYPE_CHECKING:
+    from pyocm.testing import HubProcess
 
 Obj = dict[str, Any]
 DEPLOY = Path(__file__).resolve().parent.parent.parent / "deploy"
@@ -86,3 +89,32 @@ def ident(obj: Obj) -> str:
     meta = obj.get("metadata") or {}
     where = f"{meta['namespace']}/" if meta.get("namespace") else ""
     return f"{obj['kind']} {where}{meta.get('name')}"
+
+
+def run(server: HubProcess, *args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [kubectl(), f"--kubeconfig={server.kubeconfig}", *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        # a discovery cache of its own, so kubectl sees the CRDs it just applied
+        env={"HOME": str(server.data_dir), "PATH": "/usr/bin:/bin"},
+    )
+
+
+def apply(server: HubProcess, manifests: str) -> None:
+    """``kubectl apply --server-side``, taking over fields another manager set: the pyocm hub
+    made the OCM CRDs when it started (conversion None), as ``pyocm controller
+    --install-crds`` would have on a cluster the manifests later move to (deploy/README.md)."""
+    done = run(
+        server,
+        "apply",
+        "--server-side",
+        "--force-conflicts",
+        "--field-manager=pyocm-deploy",
+        "-f",
+        "-",
+        stdin=manifests,
+    )
+    assert done.returncode == 0, f"kubectl apply failed:\n{done.stdout}\n{done.stderr}"

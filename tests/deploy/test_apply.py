@@ -5,7 +5,6 @@ back as applied."""
 
 from __future__ import annotations
 
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -13,7 +12,16 @@ import pytest
 
 from pyocm.testing import HubProcess
 from tests.conftest import hub_process
-from tests.deploy.manifests import DEPLOY, Obj, ident, klusterlet_copy, kubectl, render, render_text
+from tests.deploy.manifests import (
+    DEPLOY,
+    Obj,
+    apply,
+    ident,
+    klusterlet_copy,
+    render,
+    render_text,
+    run,
+)
 
 pytestmark = pytest.mark.kubectl
 
@@ -26,35 +34,6 @@ def deploy_hub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HubProcess]
 @pytest.fixture(scope="module")
 def managed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HubProcess]:
     yield from hub_process(tmp_path_factory, "deploy-managed", ["--no-controllers"])
-
-
-def run(server: HubProcess, *args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [kubectl(), f"--kubeconfig={server.kubeconfig}", *args],
-        input=stdin,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        # a discovery cache of its own, so kubectl sees the CRDs it just applied
-        env={"HOME": str(server.data_dir), "PATH": "/usr/bin:/bin"},
-    )
-
-
-def apply(server: HubProcess, manifests: str) -> None:
-    """``kubectl apply --server-side``, taking over fields another manager set: the pyocm hub
-    made the OCM CRDs when it started (conversion None), as ``pyocm controller
-    --install-crds`` would have on a cluster the manifests later move to (deploy/README.md)."""
-    done = run(
-        server,
-        "apply",
-        "--server-side",
-        "--force-conflicts",
-        "--field-manager=pyocm-deploy",
-        "-f",
-        "-",
-        stdin=manifests,
-    )
-    assert done.returncode == 0, f"kubectl apply failed:\n{done.stdout}\n{done.stderr}"
 
 
 def missing(server: HubProcess, objects: list[Obj]) -> list[str]:
