@@ -31,6 +31,8 @@ RECONCILE_BUCKETS = (
     0.8, 0.9, 1.0, 1.25, 1.5, 1.75, 2.0, 2.5, 3.0, 3.5, 4.0, 4.5, 5.0, 6.0, 7.0, 8.0, 9.0,
     10.0, 15.0, 20.0, 25.0, 30.0, 40.0, 50.0, 60.0,
 )  # fmt: skip
+#: Prometheus' default buckets, which controller-runtime's webhook latency uses.
+WEBHOOK_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
 #: The reconcile results controller-runtime counts.
 RESULTS = ("success", "error", "requeue", "requeue_after")
 CONTENT_TYPE = CONTENT_TYPE_LATEST
@@ -89,8 +91,24 @@ class ReconcileStats:
         self.seconds.observe(seconds)
 
 
+class WebhookStats:
+    """One webhook path's requests: by HTTP code, in flight, and how long each took."""
+
+    __slots__ = ("codes", "in_flight", "seconds")
+
+    def __init__(self) -> None:
+        self.codes: dict[int, int] = {}
+        self.in_flight = 0
+        self.seconds = Buckets(WEBHOOK_BUCKETS)
+
+    def record(self, code: int, seconds: float) -> None:
+        self.codes[code] = self.codes.get(code, 0) + 1
+        self.seconds.observe(seconds)
+
+
 _queues: dict[str, QueueStats] = {}
 _reconciles: dict[str, ReconcileStats] = {}
+_webhooks: dict[str, WebhookStats] = {}
 
 
 def queue_stats(name: str) -> QueueStats:
@@ -109,12 +127,22 @@ def reconcile_stats(controller: str) -> ReconcileStats:
     return stats
 
 
+def webhook_stats(path: str) -> WebhookStats:
+    """The stats of the webhook served at ``path`` (label ``webhook``, as controller-runtime)."""
+    stats = _webhooks.get(path)
+    if stats is None:
+        stats = _webhooks[path] = WebhookStats()
+    return stats
+
+
 class _Collector:
     """Builds the families from the stats at scrape time."""
 
     def collect(self) -> Iterator[Metric]:
         yield from _queue_families()
         yield from _reconcile_families()
+        if _webhooks:
+            yield from _webhook_families()
 
 
 def _queue_families() -> Iterator[Metric]:
@@ -166,6 +194,30 @@ def _reconcile_families() -> Iterator[Metric]:
         errors.add_metric([name], stats.errors)
         seconds.add_metric([name], stats.seconds.cumulative(), sum_value=stats.seconds.total)
     yield from (total, errors, seconds)
+
+
+def _webhook_families() -> Iterator[Metric]:
+    total = CounterMetricFamily(
+        "controller_runtime_webhook_requests",
+        "Total number of admission requests by HTTP status code.",
+        labels=["code", "webhook"],
+    )
+    in_flight = GaugeMetricFamily(
+        "controller_runtime_webhook_requests_in_flight",
+        "Current number of admission requests being served.",
+        labels=["webhook"],
+    )
+    latency = HistogramMetricFamily(
+        "controller_runtime_webhook_latency_seconds",
+        "Histogram of the latency of processing admission requests",
+        labels=["webhook"],
+    )
+    for path, stats in sorted(_webhooks.items()):
+        for code, count in sorted(stats.codes.items()):
+            total.add_metric([str(code), path], count)
+        in_flight.add_metric([path], stats.in_flight)
+        latency.add_metric([path], stats.seconds.cumulative(), sum_value=stats.seconds.total)
+    yield from (total, in_flight, latency)
 
 
 #: The controllers' and agents' registry (the API server's request metrics are apart,

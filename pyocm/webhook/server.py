@@ -13,12 +13,14 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import orjson
 from aiohttp import web
 
+from pyocm.base import metrics
 from pyocm.hooks import admission, webhooks
 from pyocm.hooks.conversion import review as conversion
 from pyocm.hooks.request import Config, Seams
@@ -30,8 +32,32 @@ CONVERT_PATH = "/convert"
 Handler = Callable[[web.Request], Awaitable[web.Response]]
 
 
+@web.middleware
+async def _measured(
+    request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
+) -> web.StreamResponse:
+    """controller-runtime's webhook metrics, by path: requests by code, in flight, latency.
+    Only the served paths are counted: a label per path a caller invents would grow without end."""
+    if request.match_info.route.resource is None:
+        return await handler(request)
+    stats = metrics.webhook_stats(request.path)
+    stats.in_flight += 1
+    started = time.perf_counter()
+    code = 500
+    try:
+        response = await handler(request)
+        code = response.status
+        return response
+    except web.HTTPException as err:
+        code = err.status
+        raise
+    finally:
+        stats.in_flight -= 1
+        stats.record(code, time.perf_counter() - started)
+
+
 def build_app(*, config: Config, seams: Seams) -> web.Application:
-    app = web.Application()
+    app = web.Application(middlewares=[_measured])
     for webhook in webhooks.enabled(config):
         app.router.add_post(webhook.path, _admission(webhook, config, seams))
     app.router.add_post(CONVERT_PATH, _convert)

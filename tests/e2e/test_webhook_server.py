@@ -6,6 +6,7 @@ the serving certificate reloaded when its files change."""
 from __future__ import annotations
 
 import base64
+import contextlib
 import re
 import ssl
 import urllib.request
@@ -441,3 +442,24 @@ def test_ready_once_serving(webhook: Webhook) -> None:
     with urllib.request.urlopen(webhook.metrics + "/readyz?verbose", timeout=10) as answer:
         assert answer.status == 200
         assert "[+]webhook-server ok" in answer.read().decode()
+
+
+async def test_requests_are_counted_as_controller_runtime_counts_them(
+    webhook: Webhook, post: Any
+) -> None:
+    await post(VALIDATE_CLUSTER, {"kind": "Pod", "apiVersion": "v1"})
+    with contextlib.suppress(ValueError):  # a 404 in plain text
+        await post("/no-such-webhook", {"kind": "Pod", "apiVersion": "v1"})
+    with urllib.request.urlopen(webhook.metrics + "/metrics", timeout=10) as answer:
+        text = answer.read().decode()
+    assert re.search(
+        rf'controller_runtime_webhook_requests_total\{{code="400",webhook="{VALIDATE_CLUSTER}"\}} [1-9]',
+        text,
+    ), text
+    assert (
+        f'controller_runtime_webhook_latency_seconds_count{{webhook="{VALIDATE_CLUSTER}"}}' in text
+    )
+    assert (
+        f'controller_runtime_webhook_requests_in_flight{{webhook="{VALIDATE_CLUSTER}"}} 0.0' in text
+    )
+    assert "/no-such-webhook" not in text  # paths nobody serves get no label
