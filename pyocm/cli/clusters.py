@@ -16,16 +16,13 @@ from pyocm.api.models.cluster_v1 import ManagedCluster
 from pyocm.cli import progress
 from pyocm.cli.common import (
     KUBECONFIG_HELP,
-    WATCH_HELP,
-    Watched,
-    WatchPrinter,
     connect,
     echo_objects,
     echo_table,
     fail,
-    list_and_watch,
     run,
 )
+from pyocm.cli.watching import WATCH_HELP, Watched, WatchPrinter, list_and_watch
 from pyocm.kube import timefmt
 from pyocm.local import workloads
 from pyocm.registration.hub.accept import AcceptError, accept_cluster, find_cluster

@@ -17,16 +17,13 @@ from pyocm.api.models.cluster_v1beta2 import ManagedClusterSet, ManagedClusterSe
 from pyocm.cli.clusters import age, check_output
 from pyocm.cli.common import (
     KUBECONFIG_HELP,
-    WATCH_HELP,
-    Watched,
-    WatchPrinter,
     connect,
     echo_objects,
     echo_table,
     fail,
-    list_and_watch,
     run,
 )
+from pyocm.cli.watching import WATCH_HELP, Watched, WatchPrinter, list_and_watch
 from pyocm.clustersets import admin
 from pyocm.kube import names
 from pyocm.kube.status import ApiError

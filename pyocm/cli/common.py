@@ -4,16 +4,13 @@ and turning failures into one clear line and an exit code."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import logging
 import os
 import signal
 import socket
 import ssl
-import sys
 from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NoReturn, TypeVar
 from urllib.parse import urlsplit
@@ -32,7 +29,7 @@ from pyocm.pki.kubeconfig import KubeconfigError, load_kubeconfig
 from pyocm.registration.agent.errors import AgentError
 from pyocm.registration.hub.accept import AcceptError
 from pyocm.runtime import incluster
-from pyocm.runtime.client import Api, Obj
+from pyocm.runtime.client import Api
 from pyocm.runtime.errors import ApiConnectionError
 
 T = TypeVar("T")
@@ -273,12 +270,6 @@ def echo_list(items: list[dict[str, Any]], *, output: str) -> None:
         typer.echo(yaml.safe_dump(listed, sort_keys=True, default_flow_style=False), nl=False)
 
 
-WATCH_HELP = "After the list, print a row for each change until Ctrl-C (as kubectl get -w)."
-
-#: How long one watch request asks the server to keep its stream open before the next.
-WATCH_SECONDS = 300
-
-
 def echo_table(
     headers: Sequence[str],
     rows: Sequence[tuple[str, ...]],
@@ -295,154 +286,3 @@ def echo_table(
     for row in rows:
         table.add_row(*row)
     Console(width=200).print(table)
-
-
-@dataclass
-class WatchPrinter:
-    """What ``get -w`` prints: the list as kubectl does, then each changed object alone,
-    as a row lined up under that table, a YAML document, a JSON object, or its name.
-
-    ``rows`` gives the table rows of some objects, ``resource`` the ``-o name`` prefix;
-    ``output`` is one of table, wide, yaml, json, name (the caller picks the columns)."""
-
-    output: str
-    kind: Kind
-    headers: Sequence[str]
-    rows: Callable[[list[Obj]], list[tuple[str, ...]]]
-    no_headers: bool = False
-    _widths: list[int] = field(default_factory=list)
-
-    def listed(self, items: list[Obj]) -> None:
-        if self.output in ("yaml", "json", "name"):
-            for item in items:
-                self.changed("ADDED", item)
-        elif not items:
-            typer.echo("No resources found", err=True)
-        else:
-            rows = self.rows(items)
-            self._widths = [
-                max(len(text) for text in column)
-                for column in zip(self.headers, *rows, strict=True)
-            ]
-            echo_table(self.headers, rows, no_headers=self.no_headers, widths=self._widths)
-
-    def changed(self, event: str, item: Obj) -> None:
-        del event  # kubectl shows a deletion as the object's last row too
-        typed = {"apiVersion": self.kind.api_version, "kind": self.kind.kind, **item}
-        if self.output == "yaml":
-            typer.echo("---")
-            typer.echo(yaml.safe_dump(typed, sort_keys=True, default_flow_style=False), nl=False)
-        elif self.output == "json":
-            typer.echo(json.dumps(typed, indent=4))
-        elif self.output == "name":
-            group = f".{self.kind.group}" if self.kind.group else ""
-            typer.echo(f"{self.kind.kind.lower()}{group}/{item['metadata']['name']}")
-        else:
-            # The header comes with the first row when the list had none to go under.
-            first = not self._widths and not self.no_headers
-            rows = self.rows([item])
-            echo_table(self.headers, rows, no_headers=not first, widths=self._widths)
-            if first:
-                self._widths = [
-                    max(len(text) for text in column)
-                    for column in zip(self.headers, *rows, strict=True)
-                ]
-            sys.stdout.flush()
-
-
-@dataclass(frozen=True)
-class Watched:
-    """The objects a ``get -w`` lists and watches: one kind, optionally one namespace and
-    selectors, narrowed further by ``keep`` (what the server cannot select)."""
-
-    kind: Kind
-    namespace: str | None = None
-    labels: str | None = None
-    fields: str | None = None
-    keep: Callable[[Obj], bool] = lambda _: True
-    order: Callable[[Obj], Any] = lambda item: (
-        str(item["metadata"].get("namespace", "")),
-        str(item["metadata"]["name"]),
-    )
-
-
-def list_and_watch(kubeconfig: Path | None, watched: Watched, printer: WatchPrinter) -> None:
-    """``kubectl get -w``: print the list, then every change from the list's
-    resourceVersion on until Ctrl-C or SIGTERM, which end it with exit 0."""
-    run(until_signal(_list_and_watch(kubeconfig, watched, printer)))
-
-
-async def _list_and_watch(kubeconfig: Path | None, watched: Watched, printer: WatchPrinter) -> None:
-    async with connect(kubeconfig) as api:
-        listed = await _list(api, watched)
-        printer.listed(sorted(_items(listed, watched), key=watched.order))
-        await follow(api, watched, listed, printer.changed)
-
-
-async def _list(api: Api, watched: Watched) -> Obj:
-    return await api.list_all(
-        watched.kind, namespace=watched.namespace, labels=watched.labels, fields=watched.fields
-    )
-
-
-def _items(listed: Obj, watched: Watched) -> list[Obj]:
-    return [item for item in listed.get("items") or [] if watched.keep(item)]
-
-
-def _key(item: Obj) -> tuple[str, str]:
-    return str(item["metadata"].get("namespace", "")), str(item["metadata"]["name"])
-
-
-async def follow(
-    api: Api, watched: Watched, listed: Obj, changed: Callable[[str, Obj], None]
-) -> None:
-    """Call ``changed(event, object)`` for each change after ``listed``, for ever.
-
-    A watch the server ends is opened again from the last resourceVersion seen; one too
-    old to resume from (410 Gone) lists again, as a reflector does, and reports what
-    differs from what was last seen (changed objects, and deleted ones as DELETED)."""
-    seen = {_key(item): item for item in _items(listed, watched)}
-    version = str(listed.get("metadata", {}).get("resourceVersion", ""))
-    while True:
-        try:
-            events = api.watch(
-                watched.kind,
-                namespace=watched.namespace,
-                labels=watched.labels,
-                fields=watched.fields,
-                resource_version=version,
-                timeout_seconds=WATCH_SECONDS,
-            )
-            async with contextlib.aclosing(events):
-                async for event, item in events:
-                    version = str(item.get("metadata", {}).get("resourceVersion", version))
-                    if event == "BOOKMARK" or not watched.keep(item):
-                        continue
-                    if event == "DELETED":
-                        seen.pop(_key(item), None)
-                    else:
-                        seen[_key(item)] = item
-                    changed(event, item)
-        except ApiError as err:
-            if err.code != 410:
-                raise
-            listed = await _list(api, watched)
-            version = str(listed.get("metadata", {}).get("resourceVersion", ""))
-            seen = _report_relist(seen, _items(listed, watched), changed)
-
-
-def _report_relist(
-    seen: dict[tuple[str, str], Obj], items: list[Obj], changed: Callable[[str, Obj], None]
-) -> dict[tuple[str, str], Obj]:
-    """What a fresh list says happened since ``seen``; the fresh list, keyed."""
-    now = {_key(item): item for item in items}
-    for key, item in seen.items():
-        if key not in now:
-            changed("DELETED", item)
-    for key, item in sorted(now.items()):
-        before = seen.get(key)
-        if before is None:
-            changed("ADDED", item)
-        elif before["metadata"].get("resourceVersion") != item["metadata"].get("resourceVersion"):
-            changed("MODIFIED", item)
-    return now
