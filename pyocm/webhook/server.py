@@ -29,6 +29,9 @@ from pyocm.webhook.certs import ReloadingCertificate
 
 log = logging.getLogger(__name__)
 CONVERT_PATH = "/convert"
+#: controller-runtime's webhook server's limit (aiohttp's default is 1 MiB): an UPDATE
+#: review carries the object twice, so a work near the 500 KiB manifest limit needs more.
+MAX_REQUEST_BYTES = 7 * 1024 * 1024
 Handler = Callable[[web.Request], Awaitable[web.Response]]
 
 
@@ -57,7 +60,7 @@ async def _measured(
 
 
 def build_app(*, config: Config, seams: Seams) -> web.Application:
-    app = web.Application(middlewares=[_measured])
+    app = web.Application(client_max_size=MAX_REQUEST_BYTES, middlewares=[_measured])
     for webhook in webhooks.enabled(config):
         app.router.add_post(webhook.path, _admission(webhook, config, seams))
     app.router.add_post(CONVERT_PATH, _convert)

@@ -463,3 +463,16 @@ async def test_requests_are_counted_as_controller_runtime_counts_them(
         f'controller_runtime_webhook_requests_in_flight{{webhook="{VALIDATE_CLUSTER}"}} 0.0' in text
     )
     assert "/no-such-webhook" not in text  # paths nobody serves get no label
+
+
+async def test_a_review_over_a_mebibyte_is_read(post: Any) -> None:
+    """An UPDATE review carries the work twice: a work near upstream's 500 KiB limit makes
+    a body over aiohttp's default 1 MiB, which controller-runtime's server takes (7 MiB)."""
+    big = {**CONFIGMAP, "data": {"k": "v" * 600_000}}
+    work = {"metadata": {"name": "w"}, "spec": {"workload": {"manifests": [big]}}}
+    body = work_review(work, "someone")
+    body["request"]["operation"] = "UPDATE"
+    body["request"]["oldObject"] = work
+    code, answer = await post(VALIDATE_WORK, body)
+    assert code == 200
+    denied(answer, 400, "the size of manifests is 600104 bytes which exceeds the 2000 limit")
