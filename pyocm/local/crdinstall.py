@@ -43,7 +43,22 @@ async def install(api: Api, definitions: list[Obj], *, timeout: float = 30.0) ->
     return names
 
 
+#: Conflicts to ride out per CRD: the API server writes a new CRD's status (Established)
+#: right after it is created or changed, which races an update read just before.
+CONFLICT_RETRIES = 5
+
+
 async def _apply(api: Api, crd: Obj) -> str:
+    for _ in range(CONFLICT_RETRIES):
+        try:
+            return await _apply_once(api, crd)
+        except ApiError as err:
+            if err.code != 409:
+                raise
+    return await _apply_once(api, crd)
+
+
+async def _apply_once(api: Api, crd: Obj) -> str:
     name = str(crd["metadata"]["name"])
     try:
         current = await api.get(kinds.CRD, name)

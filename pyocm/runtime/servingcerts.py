@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import base64
 import logging
-from collections.abc import Iterable
+from collections.abc import Awaitable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -186,9 +186,23 @@ async def inject(api: Api, spec: ServingCertificates, bundle: bytes) -> None:
     encoded = base64.b64encode(bundle).decode()
     for kind in WEBHOOK_CONFIGURATIONS:
         for config in (await api.list(kind)).get("items") or []:
-            await _inject_webhooks(api, kind, config, spec, encoded)
+            await _permitted(_inject_webhooks(api, kind, config, spec, encoded), kind, config)
     for crd in (await api.list(kinds.CRD)).get("items") or []:
-        await _inject_conversion(api, crd, spec, encoded)
+        await _permitted(_inject_conversion(api, crd, spec, encoded), kinds.CRD, crd)
+
+
+async def _permitted(step: Awaitable[None], kind: Kind, obj: Obj) -> None:
+    """Run ``step``; an object this controller may not update is skipped with a warning.
+
+    A deployed controller may update only the configurations and CRDs its manifests name;
+    another one calling the same Service must not keep the rest from getting the CA."""
+    try:
+        await step
+    except ApiError as err:
+        if err.code != 403:
+            raise
+        name = obj["metadata"]["name"]
+        log.warning("cannot put the webhook CA into %s %s: %s", kind, name, err.message)
 
 
 async def _inject_webhooks(

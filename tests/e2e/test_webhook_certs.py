@@ -15,6 +15,8 @@ from pyocm.kube import kinds
 from pyocm.local import crdinstall
 from pyocm.runtime.client import Api
 from pyocm.runtime.servingcerts import ServingCertificates, sync
+from pyocm.testing import HubProcess
+from tests.support import grant
 
 Obj = dict[str, Any]
 NOW = datetime(2026, 11, 26, tzinfo=UTC)
@@ -181,3 +183,64 @@ async def test_updating_crds_keeps_a_webhook_conversion(api: Api, unique: str) -
     assert got["spec"]["names"]["shortNames"] == ["th"]
     assert got["spec"]["conversion"]["strategy"] == "Webhook"
     assert got["spec"]["conversion"]["webhook"]["clientConfig"]["service"]["name"] == "hooks"
+
+
+async def test_a_configuration_it_may_not_update_does_not_stop_the_others(
+    api: Api, hub: HubProcess, unique: str
+) -> None:
+    """Deployed, the controller may update only the configurations its manifests name;
+    another one calling the same Service is skipped, and the rest still get the CA."""
+    await api.create(kinds.NAMESPACE, {"metadata": {"name": unique}})
+    await api.create(kinds.SERVICE_ACCOUNT, {"metadata": {"name": "certs", "namespace": unique}})
+    allowed, foreign = _webhooks(f"{unique}-allowed"), _webhooks(f"{unique}-foreign")
+    for config in (foreign, allowed):
+        config["webhooks"][1]["clientConfig"]["service"]["name"] = "hooks"
+        config["webhooks"][0]["clientConfig"]["service"]["namespace"] = unique
+        config["webhooks"][1]["clientConfig"]["service"]["namespace"] = unique
+        await api.create(kinds.VALIDATING_WEBHOOK_CONFIGURATION, config)
+    admission = "admissionregistration.k8s.io"
+    await grant(api, f"certs-{unique}", subject_account(unique, "certs"), [
+        {"apiGroups": [""], "resources": ["secrets", "configmaps"], "verbs": ["get", "create", "update"]},
+        {"apiGroups": [admission], "resources": ["validatingwebhookconfigurations", "mutatingwebhookconfigurations"], "verbs": ["list"]},
+        {"apiGroups": [admission], "resources": ["validatingwebhookconfigurations"], "verbs": ["update"], "resourceNames": [allowed["metadata"]["name"]]},
+        {"apiGroups": ["apiextensions.k8s.io"], "resources": ["customresourcedefinitions"], "verbs": ["list"]},
+    ])  # fmt: skip
+    token = await api.create(
+        kinds.SERVICE_ACCOUNT,
+        {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest", "spec": {}},
+        namespace=unique,
+        name="certs",
+        subresource="token",
+    )
+    spec = ServingCertificates(
+        namespace=unique, service="hooks", serving_secret="hooks-serving-cert"
+    )
+    async with Api.from_config(_token_config(hub, token["status"]["token"])) as limited:
+        await sync(limited, spec, now=NOW)
+    got = await api.get(kinds.VALIDATING_WEBHOOK_CONFIGURATION, allowed["metadata"]["name"])
+    assert all("caBundle" in hook["clientConfig"] for hook in got["webhooks"])
+    got = await api.get(kinds.VALIDATING_WEBHOOK_CONFIGURATION, foreign["metadata"]["name"])
+    assert not any("caBundle" in hook["clientConfig"] for hook in got["webhooks"])
+
+
+def subject_account(namespace: str, name: str) -> dict[str, str]:
+    return {"kind": "ServiceAccount", "name": name, "namespace": namespace}
+
+
+def _token_config(hub: HubProcess, token: str) -> Obj:
+    return {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "clusters": [
+            {
+                "name": "hub",
+                "cluster": {
+                    "server": hub.url,
+                    "certificate-authority-data": base64.b64encode(hub.ca_pem).decode(),
+                },
+            }
+        ],
+        "users": [{"name": "u", "user": {"token": token}}],
+        "contexts": [{"name": "c", "context": {"cluster": "hub", "user": "u"}}],
+        "current-context": "c",
+    }
