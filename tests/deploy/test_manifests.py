@@ -155,7 +155,16 @@ def test_webhook_configurations_register_what_pyocm_webhook_serves(
                 9443,
             )
             assert "caBundle" not in hook["clientConfig"]
+            # upstream's settings: a refusal when the webhook cannot answer (never fail open),
+            # no side effects, its timeout; CREATE and UPDATE, as the in-process rules.
+            assert (hook["failurePolicy"], hook["sideEffects"], hook["timeoutSeconds"]) == (
+                "Fail",
+                "None",
+                10,
+            ), hook["name"]
             (rule,) = hook["rules"]
+            assert sorted(rule["operations"]) == ["CREATE", "UPDATE"], hook["name"]
+            assert hook.get("matchPolicy", "Equivalent") == "Equivalent", hook["name"]
             (group,) = rule["apiGroups"]
             registered.add(
                 (
