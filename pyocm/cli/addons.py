@@ -45,6 +45,7 @@ from pyocm.cli.common import (
     setup_logging,
     until_signal,
 )
+from pyocm.cli.watching import WATCH_HELP, Watched, WatchPrinter, list_and_watch
 from pyocm.kube import kinds, names
 from pyocm.kube.kinds import Kind
 from pyocm.kube.status import ApiError
@@ -294,6 +295,12 @@ def get_addons(
         [], "--cluster", "--clusters", help="Only on these clusters (comma-separated or repeated)."
     ),
     output: str = typer.Option("table", "-o", "--output", help="table, yaml, json or name."),
+    watch: bool = typer.Option(
+        False,
+        "-w",
+        "--watch",
+        help=WATCH_HELP + " Whether a cluster is simulated is read when the watch begins.",
+    ),
     kubeconfig: Path = _kubeconfig(),
 ) -> None:
     """List enabled add-ons per cluster with their Available, ManifestApplied and
@@ -302,15 +309,47 @@ def get_addons(
         fail(f"--output must be one of {', '.join(OUTPUTS)}", code=2)
     addons = name_list(addon_names or [], what="an add-on name", flag="NAME")
     clusters = name_list(cluster_names, what="a cluster name", flag="--cluster")
+    if watch:
+        _watch(kubeconfig, set(addons), set(clusters), output=output)
+        return
     items, simulated = run(_list(kubeconfig, set(addons), set(clusters)))
     if output == "table":
         _print_table(items, simulated)
     elif output == "name":
         for item in items:
-            meta = item["metadata"]
-            typer.echo(f"{RESOURCE}/{meta['name']} -n {meta['namespace']}")
+            typer.echo(_name_line(item))
     else:
         echo_list(items, output=output)
+
+
+def _name_line(item: dict[str, Any]) -> str:
+    return f"{RESOURCE}/{_meta(item, 'name')} -n {_meta(item, 'namespace')}"
+
+
+def _watch(kubeconfig: Path | None, addons: set[str], clusters: set[str], *, output: str) -> None:
+    """``get addon -w``: the server selects by name or cluster when there is one of it."""
+    simulated = run(_simulated(kubeconfig))
+    watched = Watched(
+        MCA,
+        namespace=next(iter(clusters)) if len(clusters) == 1 else None,
+        fields=f"metadata.name={next(iter(addons))}" if len(addons) == 1 else None,
+        keep=lambda item: _selected(item, addons, clusters),
+        order=lambda item: (_meta(item, "name"), _meta(item, "namespace")),
+    )
+    printer = WatchPrinter(
+        output=output,
+        kind=MCA,
+        headers=HEADERS,
+        rows=lambda items: addon_rows(items, simulated),
+        name=_name_line,
+    )
+    list_and_watch(kubeconfig, watched, printer)
+
+
+def _selected(item: dict[str, Any], addons: set[str], clusters: set[str]) -> bool:
+    return (not addons or _meta(item, "name") in addons) and (
+        not clusters or _meta(item, "namespace") in clusters
+    )
 
 
 async def _list(
@@ -319,23 +358,30 @@ async def _list(
     """The MCAs, and the clusters whose workload status is simulated."""
     async with connect(kubeconfig) as api:
         listed = await api.list_all(MCA)
-        managed = await api.list_all(ocm.MANAGED_CLUSTER)
-    simulated = {
-        _meta(cluster, "name")
-        for cluster in shapes.objects(managed.get("items"))
-        if workloads_of(shapes.mapping(cluster.get("status")).get("clusterClaims")) == "simulated"
-    }
+        simulated = await _simulated_on(api)
     items = [
-        item
-        for item in shapes.objects(listed.get("items"))
-        if (not addons or _meta(item, "name") in addons)
-        and (not clusters or _meta(item, "namespace") in clusters)
+        item for item in shapes.objects(listed.get("items")) if _selected(item, addons, clusters)
     ]
     for item in items:  # as kubectl prints list items: with their kind
         item.setdefault("apiVersion", MCA.api_version)
         item.setdefault("kind", MCA.kind)
     items.sort(key=lambda item: (_meta(item, "name"), _meta(item, "namespace")))
     return items, simulated
+
+
+async def _simulated(kubeconfig: Path | None) -> set[str]:
+    async with connect(kubeconfig) as api:
+        return await _simulated_on(api)
+
+
+async def _simulated_on(api: Api) -> set[str]:
+    """The clusters whose workload status is simulated (no kubelet)."""
+    managed = await api.list_all(ocm.MANAGED_CLUSTER)
+    return {
+        _meta(cluster, "name")
+        for cluster in shapes.objects(managed.get("items"))
+        if workloads_of(shapes.mapping(cluster.get("status")).get("clusterClaims")) == "simulated"
+    }
 
 
 def _meta(item: dict[str, Any], field: str) -> str:

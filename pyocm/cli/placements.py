@@ -27,6 +27,7 @@ from pyocm.api import kinds as ocm
 from pyocm.api.models.cluster_v1beta1 import Placement, PlacementSpec
 from pyocm.api.models.meta_v1 import ObjectMeta
 from pyocm.cli.common import KUBECONFIG_HELP, connect, echo_list, fail, name_list, run
+from pyocm.cli.watching import WATCH_HELP, Watched, WatchPrinter, list_and_watch
 from pyocm.kube import kinds, names
 from pyocm.kube.status import ApiError
 from pyocm.runtime.client import Api
@@ -161,6 +162,12 @@ def get_placements(
         None, "-n", "--namespace", help="The workspace namespace (default: every namespace)."
     ),
     output: str = typer.Option("table", "-o", "--output", help="table, yaml, json or name."),
+    watch: bool = typer.Option(
+        False,
+        "-w",
+        "--watch",
+        help=WATCH_HELP + " CLUSTERS is read from the decisions at each change.",
+    ),
     kubeconfig: Path = _kubeconfig(),
 ) -> None:
     """List Placements: whether each is satisfied, how many clusters and which it selected."""
@@ -168,9 +175,12 @@ def get_placements(
         fail(f"--output must be one of {', '.join(OUTPUTS)}", code=2)
     if namespace is not None:
         _namespace(namespace)
+    if watch:
+        _watch(kubeconfig, namespace, name, output=output)
+        return
     placements, chosen = run(_list(kubeconfig, namespace, name))
     if name and not placements:
-        fail(f'no placement named "{name}" in {_where(namespace)}')
+        _none_named(name, namespace)
     if output == "table":
         _print_table(placements, chosen)
     elif output == "name":
@@ -182,6 +192,58 @@ def get_placements(
 
 def _where(namespace: str | None) -> str:
     return f'namespace "{namespace}"' if namespace else "any namespace"
+
+
+def _none_named(name: str, namespace: str | None) -> None:
+    fail(f'no placement named "{name}" in {_where(namespace)}')
+
+
+def _watch(
+    kubeconfig: Path | None, namespace: str | None, name: str | None, *, output: str
+) -> None:
+    """``get placements -w``. The placement controller writes a placement's decisions
+    before its status, so decisions read at a placement's change are those it reports."""
+    if namespace is not None:
+        run(_require_namespace(kubeconfig, namespace))
+    chosen: Chosen = {}
+
+    async def refresh(api: Api, placements: list[dict[str, Any]]) -> None:
+        where: str | None = namespace
+        label = wellknown.PLACEMENT_LABEL  # the list: every decision at once
+        if len(placements) == 1:
+            where, own = _key(placements[0])
+            label = f"{wellknown.PLACEMENT_LABEL}={own}"
+        found = await api.list_all(ocm.PLACEMENT_DECISION, namespace=where, labels=label)
+        if len(placements) == 1:
+            chosen[_key(placements[0])] = []  # none left is news too
+        chosen.update(chosen_clusters(shapes.objects(found.get("items"))))
+
+    watched = Watched(
+        ocm.PLACEMENT,
+        namespace=namespace,
+        fields=f"metadata.name={name}" if name else None,
+        refresh=refresh,
+    )
+    printer = WatchPrinter(
+        output=output,
+        kind=ocm.PLACEMENT,
+        headers=HEADERS,
+        rows=lambda placements: placement_rows(placements, chosen),
+        name=lambda placement: f"{RESOURCE}/{placement['metadata']['name']}",
+        empty=(lambda: _none_named(name, namespace)) if name else None,
+    )
+    list_and_watch(kubeconfig, watched, printer)
+
+
+def _key(placement: dict[str, Any]) -> tuple[str, str]:
+    meta = placement["metadata"]
+    return str(meta.get("namespace", "")), str(meta["name"])
+
+
+async def _require_namespace(kubeconfig: Path | None, namespace: str) -> None:
+    async with connect(kubeconfig) as api:
+        if not await _exists(api, kinds.NAMESPACE, namespace):
+            fail(f'namespace "{namespace}" not found')
 
 
 Chosen = dict[tuple[str, str], list[str]]

@@ -27,6 +27,7 @@ from pyocm.api.models.work_v1alpha1 import ManifestWorkReplicaSet
 from pyocm.cli import manifestfiles
 from pyocm.cli.clusters import age
 from pyocm.cli.common import KUBECONFIG_HELP, connect, echo_list, fail, run
+from pyocm.cli.watching import WATCH_HELP, Watched, WatchPrinter, list_and_watch
 from pyocm.kube import kinds, names
 from pyocm.kube.status import ApiError
 from pyocm.runtime.client import Api
@@ -267,16 +268,24 @@ def get_works(
         help="Comma-separated cluster names (default: every cluster).",
     ),
     output: str = typer.Option("table", "-o", "--output", help="table, yaml, json or name."),
+    watch: bool = typer.Option(
+        False,
+        "-w",
+        "--watch",
+        help=WATCH_HELP + " The Progressing and Degraded columns are always shown then.",
+    ),
     kubeconfig: Path = _kubeconfig(),
 ) -> None:
     """List ManifestWorks: cluster, manifests, and the Applied and Available conditions."""
     if output not in OUTPUTS:
         fail(f"--output must be one of {', '.join(OUTPUTS)}", code=2)
     clusters = _cluster_names(cluster, flag="--cluster") if cluster is not None else None
+    if watch:
+        _watch(kubeconfig, clusters, name, output=output)
+        return
     works = run(_list(kubeconfig, clusters, name))
     if name and not works:
-        where = f"cluster {', '.join(clusters)}" if clusters else "any cluster"
-        fail(f"no work named {name} in {where}")
+        _none_named(name, clusters)
     if output == "table":
         _print_table(works)
     elif output == "name":
@@ -284,6 +293,52 @@ def get_works(
             typer.echo(f"{RESOURCE}/{work['metadata']['name']}")
     else:
         echo_list(works, output=output)
+
+
+def _none_named(name: str, clusters: list[str] | None) -> None:
+    where = f"cluster {', '.join(clusters)}" if clusters else "any cluster"
+    fail(f"no work named {name} in {where}")
+
+
+def _watch(
+    kubeconfig: Path | None, clusters: list[str] | None, name: str | None, *, output: str
+) -> None:
+    """``get works -w``: every condition has its column, since none can join the header
+    later; the server selects by cluster when there is one."""
+    if clusters:
+        run(_check_clusters(kubeconfig, clusters))
+    wanted = set(clusters or ())
+    watched = Watched(
+        ocm.MANIFEST_WORK,
+        namespace=clusters[0] if clusters and len(clusters) == 1 else None,
+        fields=f"metadata.name={name}" if name else None,
+        keep=lambda work: not wanted or str(work["metadata"].get("namespace")) in wanted,
+    )
+    shown = [*ALWAYS, *IF_PRESENT]
+    printer = WatchPrinter(
+        output=output,
+        kind=ocm.MANIFEST_WORK,
+        headers=_headers(shown),
+        rows=lambda works: _rows(works, shown, now=datetime.now(UTC)),
+        name=lambda work: f"{RESOURCE}/{work['metadata']['name']}",
+        empty=(lambda: _none_named(name, clusters)) if name else None,
+    )
+    list_and_watch(kubeconfig, watched, printer)
+
+
+async def _check_clusters(kubeconfig: Path | None, clusters: list[str]) -> None:
+    async with connect(kubeconfig) as api:
+        for cluster in clusters:
+            await _require_cluster(api, cluster)
+
+
+async def _require_cluster(api: Api, cluster: str) -> None:
+    try:
+        await api.get(ocm.MANAGED_CLUSTER, cluster)
+    except ApiError as err:
+        if err.code == 404:
+            fail(f"no managed cluster named {cluster}")
+        raise
 
 
 async def _list(
@@ -296,12 +351,7 @@ async def _list(
         else:
             items = []
             for cluster in clusters:
-                try:
-                    await api.get(ocm.MANAGED_CLUSTER, cluster)
-                except ApiError as err:
-                    if err.code == 404:
-                        fail(f"no managed cluster named {cluster}")
-                    raise
+                await _require_cluster(api, cluster)
                 listed = await api.list_all(ocm.MANIFEST_WORK, namespace=cluster, fields=fields)
                 items.extend(listed.get("items") or [])
     for item in items:  # as kubectl prints list items: with their kind
@@ -333,11 +383,24 @@ def work_rows(
     Progressing and Degraded get a column only when some work reports them.
     """
     listed = list(works)
-    found = [shapes.objects(shapes.mapping(w.get("status")).get("conditions")) for w in listed]
+    found = [_conditions(work) for work in listed]
     shown = [*ALWAYS, *(t for t in IF_PRESENT if any(conditions.find(c, t) for c in found))]
-    headers = ["NAME", "CLUSTER", "MANIFESTS", *(t.upper() for t in shown), "AGE"]
+    return _headers(shown), _rows(listed, shown, now=now)
+
+
+def _headers(shown: list[str]) -> list[str]:
+    return ["NAME", "CLUSTER", "MANIFESTS", *(t.upper() for t in shown), "AGE"]
+
+
+def _conditions(work: dict[str, Any]) -> list[dict[str, Any]]:
+    return shapes.objects(shapes.mapping(work.get("status")).get("conditions"))
+
+
+def _rows(works: list[dict[str, Any]], shown: list[str], *, now: datetime) -> list[tuple[str, ...]]:
+    """A row per work, with a column for each condition type in ``shown``."""
     rows = []
-    for work, present in zip(listed, found, strict=True):
+    for work in works:
+        present = _conditions(work)
         meta = shapes.mapping(work.get("metadata"))
         workload = shapes.mapping(shapes.mapping(work.get("spec")).get("workload"))
         rows.append(
@@ -349,7 +412,7 @@ def work_rows(
                 age(meta.get("creationTimestamp"), now=now),
             )
         )
-    return headers, rows
+    return rows
 
 
 def _state(found: list[dict[str, Any]], type: str) -> str:
