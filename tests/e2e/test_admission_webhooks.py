@@ -224,6 +224,97 @@ async def test_a_patch_that_breaks_the_object_is_an_internal_error(
     assert "cannot unmarshal number into Go struct field ConfigMap.data" in body["message"]
 
 
+CREATE_REWRITES: dict[str, list[Obj]] = {
+    # What kube sets after mutating admission (FillObjectMetaSystemFields, BeforeCreate,
+    # PrepareForCreate) wins over the webhook; the name it gives is the object's.
+    "identity": [
+        {"op": "replace", "path": "/metadata/name", "value": "{unique}-renamed"},
+        {"op": "add", "path": "/metadata/uid", "value": "forged"},
+        {"op": "add", "path": "/metadata/creationTimestamp", "value": "2001-01-01T00:00:00Z"},
+        {"op": "add", "path": "/status", "value": {"replicas": 5, "readyReplicas": 5}},
+    ],
+    "namespace": [{"op": "add", "path": "/metadata/namespace", "value": "kube-system"}],
+    "resourceVersion": [{"op": "add", "path": "/metadata/resourceVersion", "value": "7"}],
+    # kube wipes the deletion fields only before admission: a webhook's are stored.
+    "deletion": [
+        {"op": "add", "path": "/metadata/deletionTimestamp", "value": "2001-01-01T00:00:00Z"},
+        {"op": "add", "path": "/metadata/deletionGracePeriodSeconds", "value": 0},
+    ],
+}
+
+
+def rewrite(request: Obj) -> Obj:
+    """Deployments: on create, the rewrite named by the ``case`` annotation; on an
+    update of the main resource a new status and spec, on /status a new spec."""
+    obj = request["object"]
+    unique = obj["metadata"]["labels"][LABEL]
+    if request["operation"] == "CREATE":
+        case = obj["metadata"]["annotations"]["case"]
+        text = json.dumps(CREATE_REWRITES[case]).replace("{unique}", unique)
+        return patch(*json.loads(text))
+    if request.get("subResource") == "status":
+        return patch({"op": "replace", "path": "/spec/replicas", "value": 9})
+    return patch(
+        {"op": "add", "path": "/status", "value": {"replicas": 7}},
+        {"op": "replace", "path": "/spec/replicas", "value": 3},
+    )
+
+
+async def test_a_mutating_webhook_cannot_rewrite_what_the_server_sets_after_admission(
+    admin: Client, server: WebhookServer, unique: str
+) -> None:
+    server.on("/rewrite", rewrite)
+    resources = ["deployments", "deployments/status"]
+    rules = [rule(resources, operations=["CREATE", "UPDATE"], groups=["apps"])]
+    hook = webhook(f"rewrite.{unique}.example.com", by_url(server, "/rewrite"), rules, unique)
+    path = "/apis/apps/v1/namespaces/default/deployments"
+
+    def case(name: str) -> Obj:
+        body = deployment(f"{unique}-{name.lower()}", unique)
+        body["metadata"]["annotations"] = {"case": name}
+        return body
+
+    async with registered(admin, MUTATING, config("MutatingWebhookConfiguration", unique, hook)):
+        code, created = await admin.post(path, case("identity"))
+        assert code == 201, created
+        m = created["metadata"]
+        assert m["name"] == f"{unique}-renamed"
+        assert m["uid"] != "forged"
+        assert m["creationTimestamp"] != "2001-01-01T00:00:00Z"
+        assert created.get("status", {}).get("replicas") != 5
+        code, stored = await admin.get(f"{path}/{unique}-renamed")
+        assert code == 200 and stored["metadata"]["uid"] == m["uid"], stored
+        code, _ = await admin.get(f"{path}/{unique}-identity")
+        assert code == 404
+
+        code, body = await admin.post(path, case("namespace"))
+        assert code == 400, body
+        assert body["message"] == (
+            "the namespace of the provided object does not match the namespace sent on the request"
+        )
+        code, body = await admin.post(path, case("resourceVersion"))
+        assert (code, body["message"]) == (
+            500,
+            "resourceVersion should not be set on objects to be created",
+        ), body
+        code, created = await admin.post(path, case("deletion"))
+        assert code == 201, created
+        assert created["metadata"]["deletionTimestamp"] == "2001-01-01T00:00:00Z"
+
+        # Updates: the main resource keeps the stored status (the webhook's spec change
+        # counts as one: a new generation); /status keeps the stored spec.
+        name = f"{path}/{unique}-renamed"
+        code, updated = await admin.patch(name, {"metadata": {"annotations": {"u": "1"}}})
+        assert code == 200, updated
+        assert updated["spec"]["replicas"] == 3
+        assert updated["metadata"]["generation"] == 2
+        assert updated.get("status", {}).get("replicas") != 7
+        code, updated = await admin.patch(f"{name}/status", {"status": {"replicas": 2}})
+        assert code == 200, updated
+        assert (updated["spec"]["replicas"], updated["status"]["replicas"]) == (3, 2)
+        assert updated["metadata"]["generation"] == 2
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))

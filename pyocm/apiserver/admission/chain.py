@@ -53,10 +53,18 @@ class Request:
     obj: Obj | None
     old: Obj | None
     finishers: list[Finisher] = field(default_factory=list, repr=False, compare=False)
+    #: An admission webhook changed ``obj``: the store then applies again what kube
+    #: applies after mutating admission (system fields, namespace, the strategy's
+    #: prepare step). In-process plugins are trusted and do not set it, so the hub's
+    #: writes pay nothing for it.
+    rewritten: bool = field(default=False, repr=False, compare=False)
 
     @property
     def subresource(self) -> str:
         return self.ctx.subresource
+
+    def mark_rewritten(self) -> None:
+        object.__setattr__(self, "rewritten", True)  # the one flag a plugin may set
 
     def when_finished(self, finisher: Finisher) -> None:
         """Call ``finisher`` once the write this request is for has ended, however it

@@ -6,6 +6,12 @@ validating admission → one compare-and-swap write. It owns generateName, uid,
 timestamps, generation, resourceVersion preconditions, the status-subresource split
 (through the strategy), finalizers and graceful deletion, and dry-run. Storage errors
 are translated to API errors in :mod:`pyocm.apiserver.registry.errors` only.
+
+The strategy's prepare step runs before admission (it also stands for kube's decoding
+defaults, which webhooks see); kube's ``BeforeCreate``/``BeforeUpdate`` run after it.
+So when an admission webhook changed the object, the server-owned fields, the
+namespace check and the prepare step are applied once more after mutation; the hub's
+own writes, which no webhook touches, skip that.
 """
 
 from __future__ import annotations
@@ -42,6 +48,7 @@ _SERVER_SET = (
 )
 _GENERATE_NAME_TRIES = 8
 _UPDATE_TRIES = 16
+_RV_ON_CREATE = "resourceVersion should not be set on objects to be created"
 
 
 def _copy(obj: Obj) -> Obj:
@@ -230,7 +237,7 @@ class Store:
         m = meta(obj)
         self._check_namespace(info, m, ctx.namespace)
         if m.get("resourceVersion"):
-            raise status.bad_request("resourceVersion should not be set on objects to be created")
+            raise status.bad_request(_RV_ON_CREATE)
         generate = not m.get("name") and bool(m.get("generateName"))
         for _ in range(_GENERATE_NAME_TRIES if generate else 1):
             candidate = _copy(obj)
@@ -253,18 +260,17 @@ class Store:
             m.pop(field, None)
         if not ctx.applied:  # an apply brings the managedFields it computed
             m.pop("managedFields", None)
-        m["uid"] = str(uuid.uuid4())
-        m["creationTimestamp"] = timefmt.now_rfc3339()
-        if info.strategy.tracks_generation:
-            m["generation"] = 1
-        else:
-            m.pop("generation", None)
+        system = {"uid": str(uuid.uuid4()), "creationTimestamp": timefmt.now_rfc3339()}
+        m.update(system)
+        self._set_initial_generation(info, m)
         self._drop_unknown(info, obj, ctx)
         info.strategy.prepare_for_create(obj, ctx)
         name = str(m.get("name") or "")
         request = Request(Operation.CREATE, info, ctx, ctx.namespace, name, obj, None)
         with request.finishing():  # admission's reservations end with the write
             await self.admission.mutate(request)
+            if request.rewritten:
+                name = self._before_create(info, obj, ctx, system=system)
             info.strategy.after_admission(obj)
             self._validate(info, obj, ctx, errors_=self._create_errors(info, obj, ctx))
             await self.admission.validate(request)
@@ -277,6 +283,36 @@ class Store:
             except storage_errors.StorageError as err:
                 raise errors.translate(err, info, name) from None
         return self.present(info, codec.decode_at(kv.value, kv.mod_revision))
+
+    @staticmethod
+    def _set_initial_generation(info: ResourceInfo, m: dict[str, Any]) -> None:
+        if info.strategy.tracks_generation:
+            m["generation"] = 1
+        else:
+            m.pop("generation", None)
+
+    def _before_create(
+        self, info: ResourceInfo, obj: Obj, ctx: Context, *, system: dict[str, str]
+    ) -> str:
+        """What kube-apiserver does once mutating admission has run on a create
+        (``FillObjectMetaSystemFields``, ``rest.BeforeCreate``, the storage's
+        resourceVersion check): a webhook cannot choose the uid or creationTimestamp,
+        move the object to another namespace, set its status where the strategy drops
+        it, or give it a resourceVersion. Its name is the object's, as kube takes the
+        storage key from the object; the name that is returned."""
+        m = meta(obj)
+        m.update(system)
+        m.pop("selfLink", None)
+        rv = str(m.get("resourceVersion") or "")
+        if rv and not ctx.dry_run:  # kube's dry run skips the storage, and its check
+            if rv.isdigit() and int(rv) != 0:
+                # etcd3's ErrResourceVersionSetOnCreate, a plain error: 500, no reason
+                raise status.ApiError(code=500, reason="", message=_RV_ON_CREATE)
+            m.pop("resourceVersion")  # what does not parse is cleared for storage
+        self._check_namespace(info, m, ctx.namespace)
+        self._set_initial_generation(info, m)
+        info.strategy.prepare_for_create(obj, ctx)
+        return str(m.get("name") or "")
 
     def _create_errors(
         self, info: ResourceInfo, obj: Obj, ctx: Context
@@ -414,6 +450,8 @@ class Store:
         request = Request(Operation.UPDATE, info, ctx, ctx.namespace, name, obj, old)
         with request.finishing():  # admission's reservations end with the write
             await self.admission.mutate(request)
+            if request.rewritten:
+                self._before_update(info, obj, old, ctx)
             info.strategy.after_admission(obj)
             if not ctx.applied:
                 self._track_fields(info, obj, old, ctx)
@@ -483,6 +521,31 @@ class Store:
         m.pop("managedFields", None)
         if "managedFields" in old_m:
             m["managedFields"] = old_m["managedFields"]
+
+    def _before_update(self, info: ResourceInfo, obj: Obj, old: Obj, ctx: Context) -> None:
+        """``rest.BeforeUpdate`` once a webhook changed the object: the request's
+        namespace, the stored generation (bumped again if the spec now differs), the
+        strategy's split (the main resource keeps the stored status, ``/status`` the
+        stored spec), and the stored uid (when emptied), creationTimestamp and
+        deletion fields. Any other change to them is refused by validation."""
+        m, old_m = meta(obj), meta(old)
+        self._check_namespace(info, m, ctx.namespace)
+        if "generation" in old_m:
+            m["generation"] = old_m["generation"]
+        else:
+            m.pop("generation", None)
+        info.strategy.prepare_for_update(obj, old, ctx)
+        self._bump_generation(info, obj, old)
+        if not m.get("uid") and "uid" in old_m:
+            m["uid"] = old_m["uid"]
+        for field in ("creationTimestamp", "deletionTimestamp"):
+            if old_m.get(field):
+                m[field] = old_m[field]
+        if old_m.get("deletionGracePeriodSeconds") is not None and (
+            m.get("deletionGracePeriodSeconds") is None
+        ):
+            m["deletionGracePeriodSeconds"] = old_m["deletionGracePeriodSeconds"]
+        m.pop("selfLink", None)
 
     @staticmethod
     def _track_fields(info: ResourceInfo, obj: Obj, old: Obj, ctx: Context) -> None:

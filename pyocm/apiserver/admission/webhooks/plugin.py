@@ -142,6 +142,7 @@ class Dispatcher:
         assert back is not None
         request.obj.clear()
         request.obj.update(back)
+        request.mark_rewritten()
         return True
 
     # --- validating -----------------------------------------------------------
