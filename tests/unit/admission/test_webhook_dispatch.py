@@ -6,13 +6,16 @@ one, from an older API, reaches the dispatcher)."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import socket
+from datetime import timedelta
 from types import SimpleNamespace
 from typing import Any, cast
 
 import pytest
 
 from pyocm.apiserver.admission.chain import Operation, Request
+from pyocm.apiserver.admission.webhooks.client import WebhookClient
 from pyocm.apiserver.admission.webhooks.config import WebhookSource, parse_configuration
 from pyocm.apiserver.admission.webhooks.matching import Attributes, rule_matches
 from pyocm.apiserver.admission.webhooks.plugin import Dispatcher
@@ -20,9 +23,11 @@ from pyocm.apiserver.authentication.user import MASTERS, UserInfo
 from pyocm.apiserver.registry.builtin import builtin_resources
 from pyocm.apiserver.registry.catalog import Catalog
 from pyocm.apiserver.registry.resources import ResourceInfo
+from pyocm.apiserver.registry.store import Store
 from pyocm.apiserver.registry.strategy import Context
 from pyocm.apiserver.state import ServerState
 from pyocm.kube.status import ApiError
+from pyocm.pki.ca import CertificateAuthority
 
 ADMIN = UserInfo(name="admin", groups=(MASTERS,))
 
@@ -129,3 +134,60 @@ async def test_dry_run_is_refused_by_a_webhook_with_side_effects(effects: str) -
     assert raised.value.message == 'admission webhook "a.b.c" does not support dry run'
     state.stopping.set()
     await dispatcher.client.close()
+
+
+def dispatcher_with(source: WebhookSource) -> tuple[Dispatcher, SimpleNamespace]:
+    state = SimpleNamespace(catalog=Catalog(), store=None, stopping=asyncio.Event())
+    return Dispatcher(cast(ServerState, state), source), state
+
+
+@pytest.mark.parametrize(
+    ("bundle", "problem"),
+    [
+        (b"not pem at all", "unable to parse bytes as PEM block"),
+        (
+            b"-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n",
+            "failed to parse certificate: x509: malformed certificate",
+        ),
+        (
+            b"-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n",
+            "no valid certificate authority data seen",
+        ),
+    ],
+)
+async def test_a_ca_bundle_that_does_not_load_is_a_call_failure(
+    bundle: bytes, problem: str
+) -> None:
+    # kube reports it as "could not get REST client", decided by the failure policy:
+    # Ignore lets the request through, Fail answers 500 with the reason.
+    client = {"url": f"https://127.0.0.1:{closed_port()}/", "caBundle": ""}
+    source = WebhookSource()
+    dispatcher, state = dispatcher_with(source)
+    configmaps = info("", "configmaps")
+    for policy in ("Ignore", "Fail"):
+        config = hook_config(failurePolicy=policy, clientConfig=client)
+        (hook,) = parse_configuration(config, mutating=False)
+        source.validating = (dataclasses.replace(hook, ca_bundle=bundle),)
+        if policy == "Ignore":
+            await dispatcher.validate(request(configmaps, namespace="ns"))
+            continue
+        with pytest.raises(ApiError) as raised:
+            await dispatcher.validate(request(configmaps, namespace="ns"))
+        assert raised.value.code == 500
+        assert raised.value.message == (
+            'Internal error occurred: failed calling webhook "a.b.c": could not get REST '
+            f"client: unable to load root certificates: {problem}"
+        )
+    state.stopping.set()
+    await dispatcher.client.close()
+
+
+def test_tls_contexts_are_kept_for_a_bounded_number_of_bundles() -> None:
+    ca = CertificateAuthority.create("bounded", valid_for=timedelta(days=1))
+    client = WebhookClient(store=cast(Store, None), catalog=Catalog())
+    (hook,) = parse_configuration(hook_config(), mutating=False)
+    for n in range(100):  # the same CA, told apart by a comment before it
+        bundle = f"# bundle {n}\n".encode() + ca.cert_pem
+        client._context(dataclasses.replace(hook, ca_bundle=bundle))
+    assert len(client._contexts) == 64
+    assert f"# bundle {99}\n".encode() + ca.cert_pem in client._contexts

@@ -15,13 +15,17 @@ exceeded``), so the client's error reads as kube-apiserver's.
 from __future__ import annotations
 
 import asyncio
+import base64
+import binascii
 import random
+import re
 import ssl
 from typing import Any
 from urllib.parse import urlsplit
 
 import aiohttp
 import orjson
+from cryptography import x509
 
 from pyocm.apiserver.admission.webhooks.config import Service, Webhook
 from pyocm.apiserver.admission.webhooks.review import CallError
@@ -31,6 +35,10 @@ from pyocm.kube import status
 
 Obj = dict[str, Any]
 _SERVICE_TYPES = ("ClusterIP", "LoadBalancer", "NodePort")
+#: TLS contexts kept, by caBundle; the oldest goes first. A hub has a few bundles, but
+#: configurations come and go (and certificates rotate), so the cache is bounded.
+_CONTEXTS_KEPT = 64
+_PEM_BLOCK = re.compile(rb"-----BEGIN ([^-\r\n]*)-----\r?\n(.*?)-----END \1-----\r?\n?", re.S)
 
 
 class Target:
@@ -48,7 +56,7 @@ class WebhookClient:
         self._store = store
         self._catalog = catalog
         self._session: aiohttp.ClientSession | None = None
-        self._contexts: dict[bytes, ssl.SSLContext] = {}
+        self._contexts: dict[bytes, ssl.SSLContext] = {}  # oldest first
 
     async def close(self) -> None:
         if self._session is not None:
@@ -59,10 +67,11 @@ class WebhookClient:
         """POST the review; the decoded JSON answer, or :class:`CallError`."""
         timeout = hook.timeout_seconds
         shown = self._shown_url(hook, timeout)
+        tls = self._context(hook)
         try:
             async with asyncio.timeout(timeout):
                 target = await self._target(hook, shown)
-                return await self._post(hook, target, body, timeout)
+                return await self._post(hook, target, body, tls)
         except TimeoutError:
             raise CallError(
                 hook.name, f'failed to call webhook: Post "{shown}": context deadline exceeded'
@@ -127,14 +136,14 @@ class WebhookClient:
                 ) from None
             raise
 
-    async def _post(self, hook: Webhook, target: Target, body: Obj, timeout: int) -> Any:
+    async def _post(self, hook: Webhook, target: Target, body: Obj, tls: ssl.SSLContext) -> Any:
         session = self._session_for()
         try:
             async with session.post(
                 target.connect,
                 data=orjson.dumps(body),
                 headers={"Content-Type": "application/json", "Accept": "application/json"},
-                ssl=self._context(hook.ca_bundle),
+                ssl=tls,
                 server_hostname=target.server_name,
             ) as response:
                 raw = await response.read()
@@ -159,15 +168,51 @@ class WebhookClient:
             )
         return self._session
 
-    def _context(self, ca_bundle: bytes) -> ssl.SSLContext:
-        ctx = self._contexts.get(ca_bundle)
-        if ctx is None:
-            if ca_bundle:
-                ctx = ssl.create_default_context(cadata=ca_bundle.decode(errors="replace"))
-            else:
-                ctx = ssl.create_default_context()
-            self._contexts[ca_bundle] = ctx
+    def _context(self, hook: Webhook) -> ssl.SSLContext:
+        """The TLS context trusting the webhook's caBundle. A bundle that does not load
+        is kube's ``could not get REST client`` failure, left to the failurePolicy."""
+        bundle = hook.ca_bundle
+        ctx = self._contexts.get(bundle)
+        if ctx is not None:
+            return ctx
+        try:
+            ctx = ssl.create_default_context(cadata=bundle.decode() if bundle else None)
+        except (ssl.SSLError, ValueError):  # ValueError: UnicodeDecodeError included
+            raise CallError(
+                hook.name,
+                "could not get REST client: unable to load root certificates: "
+                + ca_problem(bundle),
+            ) from None
+        if len(self._contexts) >= _CONTEXTS_KEPT:
+            del self._contexts[next(iter(self._contexts))]
+        self._contexts[bundle] = ctx
         return ctx
+
+
+def ca_problem(data: bytes) -> str:
+    """client-go's ``createErrorParsingCAData``: why a bundle gave no root certificate
+    (the first block that is not PEM, or the first certificate that does not parse)."""
+    rest = data
+    while rest:
+        block = _PEM_BLOCK.search(rest)
+        der = _pem_body(block.group(2)) if block is not None else None
+        if block is None or der is None:
+            return "unable to parse bytes as PEM block"
+        rest = rest[block.end() :]
+        if block.group(1) != b"CERTIFICATE":
+            continue
+        try:
+            x509.load_der_x509_certificate(der)
+        except ValueError:
+            return "failed to parse certificate: x509: malformed certificate"
+    return "no valid certificate authority data seen"
+
+
+def _pem_body(body: bytes) -> bytes | None:
+    try:
+        return base64.b64decode(b"".join(body.split()), validate=True)
+    except binascii.Error:
+        return None
 
 
 def _unavailable(message: str) -> status.ApiError:
