@@ -17,7 +17,7 @@ import pytest
 from pyocm.apiserver.admission.chain import Operation, Request
 from pyocm.apiserver.admission.webhooks.client import WebhookClient
 from pyocm.apiserver.admission.webhooks.config import WebhookSource, parse_configuration
-from pyocm.apiserver.admission.webhooks.matching import Attributes, rule_matches
+from pyocm.apiserver.admission.webhooks.matching import Attributes, Matcher, rule_matches
 from pyocm.apiserver.admission.webhooks.plugin import Dispatcher
 from pyocm.apiserver.authentication.user import MASTERS, UserInfo
 from pyocm.apiserver.registry.builtin import builtin_resources
@@ -191,3 +191,27 @@ def test_tls_contexts_are_kept_for_a_bounded_number_of_bundles() -> None:
         client._context(dataclasses.replace(hook, ca_bundle=bundle))
     assert len(client._contexts) == 64
     assert f"# bundle {99}\n".encode() + ca.cert_pem in client._contexts
+
+
+@pytest.mark.parametrize(
+    ("operation", "labels", "called"),
+    [
+        # The missing object (old on CREATE, new on DELETE) does not match DoesNotExist.
+        (Operation.CREATE, {"skip": "yes"}, False),
+        (Operation.DELETE, {"skip": "yes"}, False),
+        (Operation.CREATE, {}, True),
+        (Operation.DELETE, {}, True),
+    ],
+)
+async def test_a_missing_object_matches_no_object_selector(
+    operation: Operation, labels: dict[str, str], called: bool
+) -> None:
+    selector = {"matchExpressions": [{"key": "skip", "operator": "DoesNotExist"}]}
+    (hook,) = parse_configuration(hook_config(objectSelector=selector), mutating=False)
+    configmaps = info("", "configmaps")
+    ctx = Context(user=ADMIN, namespace="ns")
+    obj = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x", "labels": labels}}
+    new, old = (obj, None) if operation is Operation.CREATE else (None, obj)
+    attrs = Attributes.of(Request(operation, configmaps, ctx, "ns", "x", new, old))
+    matcher = Matcher(catalog=Catalog(), store=cast(Store, None))
+    assert (await matcher.invocation(hook, attrs) is not None) is called

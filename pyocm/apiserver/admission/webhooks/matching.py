@@ -6,7 +6,7 @@ A webhook is called when one of its rules matches the request's operation, group
 version, resource/subresource and scope; failing that, with matchPolicy Equivalent,
 when a rule matches another served version of the same resource (kube's equivalent
 resources share their storage), the object then being sent in that version. Its object
-selector must match the new or the old object's labels, and its namespace selector the
+selector must match the new or the old object's labels (a missing one matches nothing), and its namespace selector the
 labels of the object's namespace: a Namespace's own labels (the new ones on create and
 update), always for other cluster-scoped objects.
 """
@@ -21,6 +21,7 @@ from pyocm.apiserver.admission.webhooks.config import Rule, Webhook
 from pyocm.apiserver.registry.catalog import Catalog
 from pyocm.apiserver.registry.resources import ResourceInfo
 from pyocm.apiserver.registry.store import Store
+from pyocm.kube.selectors import LabelSelector
 
 Obj = dict[str, Any]
 NAMESPACES = ("", "v1", "namespaces")
@@ -108,9 +109,9 @@ class Matcher:
         info = self._by_rules(hook, attrs)
         if info is None:
             return None
-        if not hook.object_selector.empty and not (
-            hook.object_selector.matches(_labels(attrs.obj))
-            or hook.object_selector.matches(_labels(attrs.old))
+        selector = hook.object_selector
+        if not selector.empty and not (
+            _selects(selector, attrs.obj) or _selects(selector, attrs.old)
         ):
             return None
         if not await self._namespace_matches(hook, attrs):
@@ -168,6 +169,12 @@ class Matcher:
         assert info is not None
         # A missing namespace is kube's 404 too.
         return _labels(await self._store.get(info, namespace="", name=attrs.namespace))
+
+
+def _selects(selector: LabelSelector, obj: Obj | None) -> bool:
+    """kube's ``matchObject``: a missing object (the new one on DELETE, the old one on
+    CREATE) matches nothing, not even ``DoesNotExist``."""
+    return obj is not None and selector.matches(_labels(obj))
 
 
 def _labels(obj: Obj | None) -> dict[str, str]:
