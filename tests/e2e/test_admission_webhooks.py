@@ -9,6 +9,7 @@ Every webhook here selects only objects (or namespaces) labelled for its own tes
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
 import json
 import shutil
@@ -222,6 +223,40 @@ async def test_a_patch_that_breaks_the_object_is_an_internal_error(
     assert code == 500, body
     assert body["reason"] == "InternalError"
     assert "cannot unmarshal number into Go struct field ConfigMap.data" in body["message"]
+
+
+@pytest.mark.parametrize(
+    ("encoded", "reason"),
+    [
+        ("not*base64", "failed to call webhook: illegal base64 data at input byte 3"),
+        (
+            base64.b64encode(b'{"op": "add"}').decode(),
+            "received undecodable patch in webhook response: json: cannot unmarshal object "
+            "into Go value of type jsonpatch.Patch",
+        ),
+    ],
+)
+async def test_an_undecodable_patch_is_a_call_failure_the_failure_policy_decides(
+    admin: Client, server: WebhookServer, unique: str, encoded: str, reason: str
+) -> None:
+    server.on(
+        "/undecodable", lambda r: {"allowed": True, "patchType": "JSONPatch", "patch": encoded}
+    )
+    name = f"undecodable.{unique}.example.com"
+    fail = webhook(name, by_url(server, "/undecodable"), [rule(["configmaps"])], unique)
+    async with registered(admin, MUTATING, config("MutatingWebhookConfiguration", unique, fail)):
+        code, body = await admin.post(
+            "/api/v1/namespaces/default/configmaps", configmap(unique, unique)
+        )
+    assert code == 500, body
+    assert body["message"] == f'Internal error occurred: failed calling webhook "{name}": {reason}'
+    ignore = {**fail, "failurePolicy": "Ignore"}
+    async with registered(admin, MUTATING, config("MutatingWebhookConfiguration", unique, ignore)):
+        code, body = await admin.post(
+            "/api/v1/namespaces/default/configmaps", configmap(unique, unique)
+        )
+    assert code == 201, body
+    assert body["data"] == {"k": "v"}
 
 
 CREATE_REWRITES: dict[str, list[Obj]] = {

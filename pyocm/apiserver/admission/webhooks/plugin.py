@@ -127,7 +127,11 @@ class Dispatcher:
             err = review.CallError(hook.name, f'unsupported patch type "{response.patch_type}"')
             self._failed(hook, err)
             return False
-        operations = _decode_patch(response.patch)
+        try:
+            operations = _decode_patch(hook, response.patch)
+        except review.CallError as err:
+            self._failed(hook, err)
+            return False
         if not operations:
             return False
         if obj is None or request.obj is None:
@@ -217,16 +221,45 @@ def _warning(text: str) -> str:
     return f'299 - "{escaped}"'
 
 
-def _decode_patch(patch: str) -> list[Any]:
+def _decode_patch(hook: Webhook, patch: str) -> list[Any]:
+    """The JSONPatch operations; a patch kube could not decode is a failed call
+    (``ErrCallingWebhook``), which the failure policy decides. Bad base64 fails kube
+    when it decodes the answer (the patch is a ``[]byte``), the rest in
+    ``jsonpatch.DecodePatch``; a JSON null is an empty patch there."""
     try:
-        operations = orjson.loads(base64.b64decode(patch, validate=True))
-    except (binascii.Error, ValueError) as err:
-        raise review.internal_error(err) from None
+        raw = base64.b64decode(patch, validate=True)
+    except binascii.Error:
+        reason = f"illegal base64 data at input byte {_bad_base64_at(patch)}"
+        raise review.CallError(hook.name, f"failed to call webhook: {reason}") from None
+    try:
+        operations = orjson.loads(raw)
+    except orjson.JSONDecodeError as err:
+        raise _undecodable(hook, str(err)) from None
+    if operations is None:
+        return []
     if not isinstance(operations, list):
-        raise review.internal_error(
-            "json: cannot unmarshal object into Go value of type jsonpatch.Patch"
+        kind = _GO_JSON_TYPES.get(type(operations), "object")
+        raise _undecodable(
+            hook, f"json: cannot unmarshal {kind} into Go value of type jsonpatch.Patch"
         )
     return operations
+
+
+_GO_JSON_TYPES = {str: "string", int: "number", float: "number", bool: "bool", dict: "object"}
+_BASE64 = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/")
+
+
+def _bad_base64_at(text: str) -> int:
+    """Where Go's decoder gives up: the first byte outside the alphabet (padding
+    aside), else the start of the last, incomplete group."""
+    for index, char in enumerate(text.rstrip("=")):
+        if char not in _BASE64:
+            return index
+    return len(text) - len(text) % 4
+
+
+def _undecodable(hook: Webhook, reason: str) -> review.CallError:
+    return review.CallError(hook.name, f"received undecodable patch in webhook response: {reason}")
 
 
 def _apply(operations: list[Any], obj: Obj, info: ResourceInfo) -> Obj:
