@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ipaddress
+import math
 import os
 from dataclasses import dataclass, field
 from datetime import timedelta
@@ -84,6 +85,13 @@ class ServerConfig:
     #: admission runs as webhooks (``pyocm webhook``): both would run the taint mutator
     #: twice, and the second pass refuses every new taint's stamped ``timeAdded``.
     ocm_admission: bool = True
+    #: Seconds a watch without timeoutSeconds lasts at least (it picks up to twice this):
+    #: kube-apiserver's --min-request-timeout.
+    min_request_timeout: int = 1800
+    #: Seconds of changes a watch can resume from; older ones are forgotten at the next
+    #: write, and a watch from before them gets 410 Gone (kube-apiserver compacts etcd
+    #: every --etcd-compaction-interval, 5 minutes). 0 bounds the history by count only.
+    compaction_interval: float = 300.0
 
     def __post_init__(self) -> None:
         if not 0 < self.watch_bookmark_interval <= 60:
@@ -99,6 +107,16 @@ class ServerConfig:
             raise ValueError("max_connections must be 0 (derived) or more")
         if self.manifest_limit <= 0:
             raise ValueError("manifest_limit must be more than 0 bytes")
+        if self.min_request_timeout < 1:
+            raise ValueError("min_request_timeout must be at least 1 second")
+        if self.compaction_interval < 0:
+            raise ValueError("compaction_interval must be 0 (by count only) or more")
+
+    @property
+    def watch_history_seconds(self) -> float:
+        """How long the store keeps a change for watches (``compaction_interval``, none
+        when 0: the store's count bound alone applies)."""
+        return self.compaction_interval or math.inf
 
     @property
     def storage_url(self) -> str:

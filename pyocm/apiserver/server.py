@@ -71,9 +71,10 @@ class HubServer:
         self.config.data_dir.mkdir(parents=True, exist_ok=True)
         pki = pkifiles.load_or_create(self.config)
         url = self.config.storage_url
-        options = (
+        options: dict[str, object] = (
             {"synchronous": self.config.sqlite_synchronous} if url.startswith("sqlite:") else {}
         )
+        options["history_max_age"] = self.config.watch_history_seconds
         backend = open_backend(url, **options)
         await backend.start()
         catalog = Catalog()

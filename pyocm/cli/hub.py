@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 import signal
 import socket
 from datetime import timedelta
@@ -109,6 +110,20 @@ def hub(
         "--ocm-admission/--no-ocm-admission",
         help="Apply OCM's admission rules in-process; off when 'pyocm webhook' serves them.",
     ),
+    min_request_timeout: int = typer.Option(
+        1800,
+        "--min-request-timeout",
+        min=1,
+        help="Seconds a watch lasts at least when its client sets no timeout; it ends at a"
+        " random time before twice this (kube-apiserver's flag).",
+    ),
+    compaction_interval: str = typer.Option(
+        "5m",
+        "--compaction-interval",
+        help="How far back a watch can resume, e.g. 5m or 90s: older changes are forgotten and"
+        " a watch from before them gets 410 Gone, after which clients list again"
+        " (kube-apiserver's --etcd-compaction-interval); 0 keeps the last 100,000 changes.",
+    ),
     log_level: str = typer.Option("INFO", "--log-level"),
 ) -> None:
     """Run a hub API server in the foreground until Ctrl-C or SIGTERM."""
@@ -120,6 +135,7 @@ def hub(
         duration = parse_duration(cluster_signing_duration)
         gates = parse_feature_gates(feature_gates)
         addon_names = parse_addons(addons)
+        history = parse_interval(compaction_interval)
     except ValueError as err:
         _fail(str(err))
     if sqlite_synchronous.upper() not in ("FULL", "NORMAL"):
@@ -138,6 +154,8 @@ def hub(
         max_connections=max_connections,
         manifest_limit=manifest_limit,
         ocm_admission=ocm_admission,
+        min_request_timeout=min_request_timeout,
+        compaction_interval=history,
     )
     options = None
     if controllers:
@@ -191,6 +209,13 @@ def parse_duration(text: str) -> timedelta:
     if number or total <= 0:
         raise ValueError(f"invalid duration {text!r}: use forms like 8760h, 30m or 1h30m")
     return timedelta(seconds=total)
+
+
+def parse_interval(text: str) -> float:
+    """Seconds of a Go-style duration, where 0 (``0``, ``0s``) is allowed: off."""
+    if re.fullmatch(r"0+(\.0*)?[hms]?", text.strip()):
+        return 0.0
+    return parse_duration(text).total_seconds()
 
 
 def parse_addons(text: str) -> tuple[str, ...]:

@@ -27,17 +27,15 @@ from pyocm.apiserver.state import ServerState
 if TYPE_CHECKING:
     from pyocm.apiserver.endpoints.resources import Target
 
-#: Without timeoutSeconds (or with 0) a watch still ends eventually: kube-apiserver picks
-#: a random time between --min-request-timeout (1800 s) and twice that, so re-watches
-#: (from the last resourceVersion) spread out.
-DEFAULT_TIMEOUT = 1800
 
-
-def watch_timeout(requested: int | None) -> float:
+def watch_timeout(requested: int | None, *, least: int) -> float:
     """Seconds the watch lasts: kube's ``timeout == 0`` rule, and a negative timeout ends
-    it at once (its deadline has passed)."""
+    it at once (its deadline has passed). Without timeoutSeconds (or with 0) a watch
+    still ends eventually: kube-apiserver picks a random time between
+    --min-request-timeout (``least``, 1800 s by default) and twice that, so re-watches
+    (from the last resourceVersion) spread out."""
     if not requested:
-        return DEFAULT_TIMEOUT * (1.0 + random.random())
+        return least * (1.0 + random.random())
     return float(max(requested, 0))
 
 
@@ -58,7 +56,7 @@ async def serve(request: web.Request, state: ServerState, target: Target) -> web
     response = web.StreamResponse(status=200, headers={"Content-Type": "application/json"})
     response.enable_chunked_encoding()
     await response.prepare(request)
-    timeout = watch_timeout(opts.timeout_seconds)
+    timeout = watch_timeout(opts.timeout_seconds, least=state.config.min_request_timeout)
     # A bookmark carries how far the store went, not the last revision sent: an agent
     # watching its own cluster resumes from a recent revision, and the store replays
     # seconds of history for it rather than the whole window.
