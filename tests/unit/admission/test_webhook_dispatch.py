@@ -15,9 +15,15 @@ from typing import Any, cast
 import pytest
 
 from pyocm.apiserver.admission.chain import Operation, Request
+from pyocm.apiserver.admission.webhooks import review
 from pyocm.apiserver.admission.webhooks.client import WebhookClient
 from pyocm.apiserver.admission.webhooks.config import WebhookSource, parse_configuration
-from pyocm.apiserver.admission.webhooks.matching import Attributes, Matcher, rule_matches
+from pyocm.apiserver.admission.webhooks.matching import (
+    Attributes,
+    Invocation,
+    Matcher,
+    rule_matches,
+)
 from pyocm.apiserver.admission.webhooks.plugin import Dispatcher
 from pyocm.apiserver.authentication.user import MASTERS, UserInfo
 from pyocm.apiserver.registry.builtin import builtin_resources
@@ -215,3 +221,17 @@ async def test_a_missing_object_matches_no_object_selector(
     attrs = Attributes.of(Request(operation, configmaps, ctx, "ns", "x", new, old))
     matcher = Matcher(catalog=Catalog(), store=cast(Store, None))
     assert (await matcher.invocation(hook, attrs) is not None) is called
+
+
+@pytest.mark.parametrize("operation", [Operation.CREATE, Operation.UPDATE, Operation.DELETE])
+def test_a_namespace_request_names_itself_as_its_namespace(operation: Operation) -> None:
+    # kube's create.go sets namespace = name for a Namespace create too, as the
+    # namespace-scoped request info does for the other operations.
+    namespaces = info("", "namespaces")
+    obj = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "team-a"}}
+    new, old = (None, obj) if operation is Operation.DELETE else (obj, None)
+    req = Request(operation, namespaces, Context(user=ADMIN), "", "team-a", new, old)
+    attrs = Attributes.of(req)
+    (hook,) = parse_configuration(hook_config(), mutating=False)
+    sent = review.build(Invocation(hook, namespaces), attrs, req.ctx, obj=new, old=old)
+    assert sent.body["request"]["namespace"] == "team-a"

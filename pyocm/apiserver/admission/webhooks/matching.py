@@ -44,7 +44,7 @@ class Attributes:
     def of(cls, request: Request) -> Attributes:
         info = request.resource
         namespace = request.namespace if info.namespaced else ""
-        if _is_namespace(info) and request.operation.value != "CREATE":
+        if _is_namespace(info):  # create.go too: namespace = name for a Namespace
             namespace = request.name
         return cls(
             operation=request.operation.value,
