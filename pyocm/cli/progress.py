@@ -1,11 +1,15 @@
 """Progress of a long wait, on stderr so that stdout keeps only results for scripts: a
 live status line on a terminal, plain lines (a start and then one every so often) in a
-log or a pipe, where a rewritten line would come out as noise."""
+log or a pipe, where a rewritten line would come out as noise.
+
+``PYOCM_PROGRESS_INTERVAL`` (seconds, default 10) sets how often those plain lines come:
+a log that is read live may want them sooner, a test cannot wait ten seconds."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import sys
 from collections.abc import AsyncIterator, Callable
 
@@ -14,6 +18,16 @@ from rich.console import Console
 
 #: Seconds between "still waiting" lines when stderr is not a terminal.
 PLAIN_EVERY = 10.0
+INTERVAL_ENV = "PYOCM_PROGRESS_INTERVAL"
+
+
+def plain_every() -> float:
+    """:data:`PLAIN_EVERY`, or ``$PYOCM_PROGRESS_INTERVAL`` when that is a positive number."""
+    try:
+        seconds = float(os.environ.get(INTERVAL_ENV, ""))
+    except ValueError:
+        return PLAIN_EVERY
+    return seconds if 0 < seconds < float("inf") else PLAIN_EVERY
 
 
 @contextlib.asynccontextmanager
@@ -30,7 +44,7 @@ async def waiting(what: str, *, limit: float) -> AsyncIterator[None]:
         return
     typer.echo(_line(what, 0, limit), err=True)
     ticker = asyncio.create_task(
-        _tick(lambda s: typer.echo(f"still {_line(what, s, limit)}", err=True), every=PLAIN_EVERY)
+        _tick(lambda s: typer.echo(f"still {_line(what, s, limit)}", err=True), every=plain_every())
     )
     try:
         yield

@@ -151,6 +151,26 @@ def test_accept_wait_shows_what_it_waits_for_on_stderr(
     assert accepting.err[0].startswith(f"waiting for cluster {name}"), accepting.err
 
 
+def test_accept_wait_says_it_still_waits_in_a_log(hub: HubProcess, unique: str) -> None:
+    """Without a terminal, a line every interval (10 s; PYOCM_PROGRESS_INTERVAL sets it)."""
+    name = f"never-{unique}"
+    done = pyocm(
+        "accept", "--clusters", name, "--wait", "--timeout", "3.5",
+        "--kubeconfig", str(hub.kubeconfig), env={"PYOCM_PROGRESS_INTERVAL": "1"},
+    )  # fmt: skip
+    assert done.returncode == 1, done.stderr
+    assert done.stdout == ""
+    lines = done.stderr.splitlines()
+    what = f"waiting for cluster {name} to ask to join"
+    assert lines[:4] == [
+        f"{what} (0s of 4s)",
+        f"still {what} (1s of 4s)",
+        f"still {what} (2s of 4s)",
+        f"still {what} (3s of 4s)",
+    ], lines
+    assert lines[-1].startswith("error: "), lines
+
+
 def test_bad_input_gets_clear_errors(isolated: dict[str, str], tmp_path: Path) -> None:
     bad_token = pyocm(
         "join",
