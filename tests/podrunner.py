@@ -40,6 +40,7 @@ import aiohttp
 from pyocm.kube import kinds
 from pyocm.kube.status import ApiError
 from pyocm.runtime.client import Api
+from tests.support import service_account_token
 
 Obj = dict[str, Any]
 SYNC_PERIOD = 0.5
@@ -211,16 +212,10 @@ class Pod:
 
     async def _mount_service_account(self) -> None:
         account = str(self.spec.get("serviceAccountName") or "default")
-        answer = await self._api.create(
-            kinds.SERVICE_ACCOUNT,
-            {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest", "spec": {}},
-            namespace=self.namespace,
-            name=account,
-            subresource="token",
-        )
+        token = await service_account_token(self._api, self.namespace, account)
         mount = self.dir / "serviceaccount"
         mount.mkdir(exist_ok=True)
-        (mount / "token").write_text(answer["status"]["token"])
+        (mount / "token").write_text(token)
         (mount / "ca.crt").write_bytes(self._ca)
         (mount / "namespace").write_text(self.namespace)
 

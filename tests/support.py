@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import base64
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -65,3 +66,30 @@ def exclusive_label(key: str, value: str) -> dict[str, Any]:
 
 def label_selector(match: dict[str, str]) -> dict[str, Any]:
     return {"selectorType": "LabelSelector", "labelSelector": {"matchLabels": match}}
+
+
+async def service_account_token(api: Api, namespace: str, name: str) -> str:
+    """A token of ServiceAccount ``namespace/name`` (a TokenRequest, as a kubelet asks)."""
+    answer = await api.create(
+        kinds.SERVICE_ACCOUNT,
+        {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest", "spec": {}},
+        namespace=namespace,
+        name=name,
+        subresource="token",
+    )
+    return str(answer["status"]["token"])
+
+
+def token_kubeconfig(server: str, ca_pem: bytes, token: str) -> dict[str, Any]:
+    """A kubeconfig for ``server`` (trusting ``ca_pem``) with a bearer ``token``."""
+    ca = base64.b64encode(ca_pem).decode()
+    return {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "clusters": [
+            {"name": "hub", "cluster": {"server": server, "certificate-authority-data": ca}}
+        ],
+        "users": [{"name": "user", "user": {"token": token}}],
+        "contexts": [{"name": "user", "context": {"cluster": "hub", "user": "user"}}],
+        "current-context": "user",
+    }

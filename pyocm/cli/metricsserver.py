@@ -21,6 +21,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from aiohttp import web
 
 from pyocm.base import metrics
+from pyocm.runtime.serving import serve
 
 log = logging.getLogger(__name__)
 #: controller-runtime's value that turns the metrics server off.
@@ -88,19 +89,8 @@ async def serving_metrics(address: str, *, ready: Checks | None = None) -> Async
     app.router.add_get("/healthz", _probe("healthz", {}))
     app.router.add_get("/livez", _probe("livez", {}))
     app.router.add_get("/readyz", _probe("readyz", ready or {}))
-    runner = web.AppRunner(app, handle_signals=False, access_log=None)
-    await runner.setup()
-    try:
-        await web.TCPSite(runner, bind[0], bind[1]).start()
-        urls = [_url(address) for address in runner.addresses]
+    async with serve(app, host=bind[0], port=bind[1]) as addresses:
+        urls = [f"http://{address}/metrics" for address in addresses]
         for url in urls:
             log.info("serving metrics on %s", url)
         yield urls
-    finally:
-        await runner.cleanup()
-
-
-def _url(address: object) -> str:
-    host, port = address[:2] if isinstance(address, tuple) else (str(address), 0)
-    host = f"[{host}]" if ":" in str(host) else host
-    return f"http://{host}:{port}/metrics"

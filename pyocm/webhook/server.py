@@ -25,6 +25,7 @@ from pyocm.hooks import admission, webhooks
 from pyocm.hooks.conversion import review as conversion
 from pyocm.hooks.request import Config, Seams
 from pyocm.hooks.webhooks import Webhook
+from pyocm.runtime.serving import serve
 from pyocm.webhook.certs import ReloadingCertificate
 
 log = logging.getLogger(__name__)
@@ -108,20 +109,9 @@ async def serving(
 ) -> AsyncIterator[list[str]]:
     """Serve ``app`` over TLS while inside; yields the URLs bound (each logged as
     ``serving webhooks on https://HOST:PORT``)."""
-    runner = web.AppRunner(app, handle_signals=False, access_log=None)
-    await runner.setup()
-    try:
-        site = web.TCPSite(runner, host or None, port, ssl_context=certificate.server_context)
-        await site.start()
-        urls = [_url(address) for address in runner.addresses]
+    context = certificate.server_context
+    async with serve(app, host=host or None, port=port, ssl_context=context) as addresses:
+        urls = [f"https://{address}" for address in addresses]
         for url in urls:
             log.info("serving webhooks on %s", url)
         yield urls
-    finally:
-        await runner.cleanup()
-
-
-def _url(address: object) -> str:
-    host, port = address[:2] if isinstance(address, tuple) else (str(address), 0)
-    host = f"[{host}]" if ":" in str(host) else host
-    return f"https://{host}:{port}"

@@ -18,7 +18,6 @@ that its RBAC refused would show as "forbidden" in its pod's log: none may.
 from __future__ import annotations
 
 import asyncio
-import base64
 import json
 import subprocess
 from collections.abc import AsyncIterator, Iterator
@@ -37,7 +36,7 @@ from tests.cli import pyocm
 from tests.conftest import hub_process
 from tests.deploy.manifests import DEPLOY, apply, klusterlet_copy, render_text, run
 from tests.podrunner import Pod, run_deployment
-from tests.support import eventually
+from tests.support import eventually, service_account_token, token_kubeconfig
 
 pytestmark = [
     pytest.mark.kubectl,
@@ -109,36 +108,16 @@ async def _join_with_klusterlet_manifests(
 ) -> None:
     # The bootstrap credential a hub admin hands out (clusteradm get token): a token of
     # the bootstrap ServiceAccount the hub manifests hold.
-    token = await hub.create(
-        kinds.SERVICE_ACCOUNT,
-        {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest", "spec": {}},
-        namespace="open-cluster-management",
-        name="agent-registration-bootstrap",
-        subresource="token",
+    token = await service_account_token(
+        hub, "open-cluster-management", "agent-registration-bootstrap"
     )
-    bootstrap = _kubeconfig(bare_hub, token["status"]["token"])
+    bootstrap = json.dumps(token_kubeconfig(bare_hub.url, bare_hub.ca_pem, token))
     klusterlet = klusterlet_copy(work, bootstrap=bootstrap)
     apply(managed, render_text(klusterlet))
     agent = await run_deployment(
         spoke, ca_pem=managed.ca_pem, namespace=AGENT_NS, name="klusterlet-agent", workdir=work
     )
     pods.append(agent)
-
-
-def _kubeconfig(server: HubProcess, token: str) -> str:
-    ca = base64.b64encode(server.ca_pem).decode()
-    return json.dumps(
-        {
-            "apiVersion": "v1",
-            "kind": "Config",
-            "clusters": [
-                {"name": "hub", "cluster": {"server": server.url, "certificate-authority-data": ca}}
-            ],
-            "users": [{"name": "bootstrap", "user": {"token": token}}],
-            "contexts": [{"name": "bootstrap", "context": {"cluster": "hub", "user": "bootstrap"}}],
-            "current-context": "bootstrap",
-        }
-    )
 
 
 def kubectl_as(

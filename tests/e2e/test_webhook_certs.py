@@ -16,7 +16,7 @@ from pyocm.local import crdinstall
 from pyocm.runtime.client import Api
 from pyocm.runtime.servingcerts import ServingCertificates, sync
 from pyocm.testing import HubProcess
-from tests.support import grant
+from tests.support import grant, service_account_token, token_kubeconfig
 
 Obj = dict[str, Any]
 NOW = datetime(2026, 11, 26, tzinfo=UTC)
@@ -205,17 +205,11 @@ async def test_a_configuration_it_may_not_update_does_not_stop_the_others(
         {"apiGroups": [admission], "resources": ["validatingwebhookconfigurations"], "verbs": ["update"], "resourceNames": [allowed["metadata"]["name"]]},
         {"apiGroups": ["apiextensions.k8s.io"], "resources": ["customresourcedefinitions"], "verbs": ["list"]},
     ])  # fmt: skip
-    token = await api.create(
-        kinds.SERVICE_ACCOUNT,
-        {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest", "spec": {}},
-        namespace=unique,
-        name="certs",
-        subresource="token",
-    )
+    token = await service_account_token(api, unique, "certs")
     spec = ServingCertificates(
         namespace=unique, service="hooks", serving_secret="hooks-serving-cert"
     )
-    async with Api.from_config(_token_config(hub, token["status"]["token"])) as limited:
+    async with Api.from_config(token_kubeconfig(hub.url, hub.ca_pem, token)) as limited:
         await sync(limited, spec, now=NOW)
     got = await api.get(kinds.VALIDATING_WEBHOOK_CONFIGURATION, allowed["metadata"]["name"])
     assert all("caBundle" in hook["clientConfig"] for hook in got["webhooks"])
@@ -225,22 +219,3 @@ async def test_a_configuration_it_may_not_update_does_not_stop_the_others(
 
 def subject_account(namespace: str, name: str) -> dict[str, str]:
     return {"kind": "ServiceAccount", "name": name, "namespace": namespace}
-
-
-def _token_config(hub: HubProcess, token: str) -> Obj:
-    return {
-        "apiVersion": "v1",
-        "kind": "Config",
-        "clusters": [
-            {
-                "name": "hub",
-                "cluster": {
-                    "server": hub.url,
-                    "certificate-authority-data": base64.b64encode(hub.ca_pem).decode(),
-                },
-            }
-        ],
-        "users": [{"name": "u", "user": {"token": token}}],
-        "contexts": [{"name": "c", "context": {"cluster": "hub", "user": "u"}}],
-        "current-context": "c",
-    }
