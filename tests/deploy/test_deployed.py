@@ -36,7 +36,13 @@ from tests.cli import pyocm
 from tests.conftest import hub_process
 from tests.deploy.manifests import DEPLOY, apply, klusterlet_copy, render_text, run
 from tests.podrunner import Pod, run_deployment
-from tests.support import eventually, service_account_token, token_kubeconfig
+from tests.support import (
+    eventually,
+    grant,
+    service_account_token,
+    subject,
+    token_kubeconfig,
+)
 
 pytestmark = [
     pytest.mark.kubectl,
@@ -169,33 +175,9 @@ async def test_the_agent_joins_and_is_available_once_accepted(
     )
     assert refused.returncode != 0
     assert "forbidden" in refused.stderr  # RBAC: mallory may not even patch
-    await hub.create(
-        kinds.CLUSTER_ROLE,
-        {
-            "metadata": {"name": "cluster-patcher"},
-            "rules": [
-                {
-                    "apiGroups": ["cluster.open-cluster-management.io"],
-                    "resources": ["managedclusters"],
-                    "verbs": ["get", "patch"],
-                }
-            ],
-        },
-    )
-    await hub.create(
-        kinds.CLUSTER_ROLE_BINDING,
-        {
-            "metadata": {"name": "cluster-patcher-mallory"},
-            "roleRef": {
-                "apiGroup": "rbac.authorization.k8s.io",
-                "kind": "ClusterRole",
-                "name": "cluster-patcher",
-            },
-            "subjects": [
-                {"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": "mallory"}
-            ],
-        },
-    )
+    await grant(hub, "cluster-patcher", subject("User", "mallory"), [
+        {"apiGroups": [ocm.MANAGED_CLUSTER.group], "resources": ["managedclusters"], "verbs": ["get", "patch"]}
+    ])  # fmt: skip
 
     async def webhook_refuses() -> str:
         done = kubectl_as(
@@ -280,53 +262,11 @@ async def test_cluster_sets_bindings_placement_and_work(
 
     # Binding needs managedclustersets/bind on the set: alice may bind dev, not prod.
     await hub.create(kinds.NAMESPACE, {"metadata": {"name": "team"}})
-    await hub.create(
-        kinds.CLUSTER_ROLE,
-        {
-            "metadata": {"name": "dev-binder"},
-            "rules": [
-                {
-                    "apiGroups": ["cluster.open-cluster-management.io"],
-                    "resources": ["managedclustersetbindings"],
-                    "verbs": ["create", "get"],
-                },
-                {
-                    "apiGroups": ["cluster.open-cluster-management.io"],
-                    "resources": ["managedclustersets/bind"],
-                    "resourceNames": ["dev"],
-                    "verbs": ["create"],
-                },
-            ],
-        },
-    )
-    await hub.create(
-        kinds.ROLE_BINDING,
-        {
-            "metadata": {"name": "dev-binder-alice", "namespace": "team"},
-            "roleRef": {
-                "apiGroup": "rbac.authorization.k8s.io",
-                "kind": "ClusterRole",
-                "name": "dev-binder",
-            },
-            "subjects": [
-                {"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": "alice"}
-            ],
-        },
-    )
-    await hub.create(
-        kinds.CLUSTER_ROLE_BINDING,
-        {
-            "metadata": {"name": "dev-binder-alice"},
-            "roleRef": {
-                "apiGroup": "rbac.authorization.k8s.io",
-                "kind": "ClusterRole",
-                "name": "dev-binder",
-            },
-            "subjects": [
-                {"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": "alice"}
-            ],
-        },
-    )
+    group = ocm.MANAGED_CLUSTER.group
+    await grant(hub, "dev-binder", subject("User", "alice"), [
+        {"apiGroups": [group], "resources": ["managedclustersetbindings"], "verbs": ["create", "get"]},
+        {"apiGroups": [group], "resources": ["managedclustersets/bind"], "resourceNames": ["dev"], "verbs": ["create"]},
+    ])  # fmt: skip
 
     def binding(name: str) -> str:
         return json.dumps(
