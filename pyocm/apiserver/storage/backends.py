@@ -1,10 +1,13 @@
 """Choose a store by URL scheme, from one explicit table.
 
 ``sqlite:///var/lib/pyocm/state.db`` (absolute) or ``sqlite://state.db`` (relative to
-the working directory), and ``memory://``. Options are keyword arguments: those of
+the working directory), ``memory://``, and ``etcd://host:port[,host:port...]`` (the
+members to try, in order). Options are keyword arguments: those of
 :class:`logstructured.Options` for every scheme, those of :class:`sqlite.SqliteOptions`
-for ``sqlite``, and ``disk`` (a :class:`memory.MemoryDisk`) for ``memory``. Errors name
-the scheme but never repeat the URL, which for network stores may carry credentials.
+for ``sqlite``, ``disk`` (a :class:`memory.MemoryDisk`) for ``memory``, and those of
+:class:`etcd.EtcdOptions` prefixed ``etcd_`` (``etcd_prefix``, ``etcd_cafile`` ...: the
+names of kube-apiserver's flags) for ``etcd``. Errors name the scheme but never repeat
+the URL, which for network stores may carry credentials.
 """
 
 from __future__ import annotations
@@ -13,11 +16,12 @@ import dataclasses
 from collections.abc import Callable
 from typing import Any
 
-from pyocm.apiserver.storage import logstructured, memory, sqlite
+from pyocm.apiserver.storage import etcd, logstructured, memory, sqlite
 from pyocm.apiserver.storage.interface import Backend
 
 _STORE_OPTIONS = frozenset(f.name for f in dataclasses.fields(logstructured.Options))
 _SQLITE_OPTIONS = frozenset(f.name for f in dataclasses.fields(sqlite.SqliteOptions))
+_ETCD_OPTIONS = frozenset(f"etcd_{f.name}" for f in dataclasses.fields(etcd.EtcdOptions))
 
 
 def open_backend(url: str, **options: Any) -> Backend:
@@ -58,6 +62,28 @@ def _open_sqlite(location: str, options: dict[str, Any]) -> Backend:
     return sqlite.new_backend(location, sqlite=dialect, options=store)
 
 
+def _open_etcd(location: str, options: dict[str, Any]) -> Backend:
+    endpoints = [endpoint.strip() for endpoint in location.split(",")]
+    if not all(endpoints):
+        raise ValueError("etcd:// needs host:port[,host:port...]")
+    for endpoint in endpoints:
+        host, colon, port = endpoint.rpartition(":")
+        if "@" in endpoint or "/" in endpoint or "?" in endpoint:
+            raise ValueError(
+                "etcd:// takes only host:port endpoints: no user, path or query"
+                " (authenticate with etcd_certfile and etcd_keyfile)"
+            )
+        if not (colon and host and port.isdigit()):
+            raise ValueError("etcd:// endpoints are host:port")
+    taken = _take(options, _ETCD_OPTIONS)
+    settings = etcd.EtcdOptions(
+        **{name.removeprefix("etcd_"): value for name, value in taken.items()}
+    )
+    store = logstructured.Options(**_take(options, _STORE_OPTIONS))
+    _reject_rest("etcd", options)
+    return etcd.new_backend(endpoints, etcd=settings, options=store)
+
+
 def _take(options: dict[str, Any], names: frozenset[str]) -> dict[str, Any]:
     return {name: options.pop(name) for name in sorted(names & options.keys())}
 
@@ -72,6 +98,7 @@ def _supported() -> str:
 
 
 _OPENERS: dict[str, Callable[[str, dict[str, Any]], Backend]] = {
+    "etcd": _open_etcd,
     "memory": _open_memory,
     "sqlite": _open_sqlite,
 }

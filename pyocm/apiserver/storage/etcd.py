@@ -1,0 +1,609 @@
+"""etcd v3 as the API server's store, through etcd's JSON gateway.
+
+etcd's revisions are the store's revisions (resourceVersions), and etcd decides every
+write: a txn comparing the key's create or mod revision, so several API server processes
+can share one etcd. One prefix watch per process (with ``prev_kv``) feeds, in revision
+order, the commit hooks, an in-memory history that watches resume from, and the
+in-process watchers. A writer is answered only once its own revision has come back
+through that watch, so the hooks (RBAC, CRD routes, ...) have seen it, as the contract
+promises; another process's writes reach the hooks the same way.
+
+Layout: store key ``k`` is etcd key ``etcd_prefix + k`` (every key starts with ``/``), so
+with the default prefix ``/registry`` the key ``/registry/core/namespaces/x`` is stored at
+``/registry/registry/core/namespaces/x``. Another prefix keeps another hub apart.
+
+Compaction is kube-apiserver's (apiserver/pkg/storage/etcd3/compact.go): at every tick
+of ``etcd_compaction_interval`` the process whose compare-and-swap on the version of
+``compact_rev_key`` wins compacts etcd to the revision seen at the previous tick, so
+etcd keeps at least one interval of history, and N processes compact once per interval.
+
+Like the log-structured stores, and like kube-apiserver's watch cache, a watch resumes
+from the in-memory history only (``history_size``, ``history_max_age``): older, it gets
+``Compacted`` even if etcd still has the changes. A list at a past revision is read from
+etcd but refused below the same floor, so lists and watches agree on what is retained.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import heapq
+import itertools
+import logging
+import ssl
+from collections import deque
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+
+from pyocm.apiserver.storage import errors
+from pyocm.apiserver.storage.etcdgateway import (
+    JSON,
+    OUT_OF_RANGE,
+    EtcdError,
+    Gateway,
+    b64,
+    revision_of,
+    unb64,
+)
+from pyocm.apiserver.storage.fanout import Watchers
+from pyocm.apiserver.storage.interface import CommitHook, Event, EventType, KeyValue
+from pyocm.apiserver.storage.logstructured import Options
+
+log = logging.getLogger(__name__)
+
+#: Seconds a call to etcd may take (a write, a page of a list).
+REQUEST_TIMEOUT = 30.0
+#: Seconds ``start`` waits for the watch, and ``close`` for writes in flight.
+START_TIMEOUT = CLOSE_TIMEOUT = 10.0
+#: Keys per range request of a list (kube-apiserver pages its own lists too).
+PAGE_SIZE = 1000
+#: The key kube-apiserver's compactors agree through (outside any prefix, on purpose:
+#: compaction is global to an etcd cluster).
+COMPACT_REV_KEY = b"compact_rev_key"
+
+Batch = list[Event]
+
+
+@dataclass(frozen=True, slots=True)
+class EtcdOptions:
+    """The etcd options, named as kube-apiserver's flags (``--etcd-prefix`` ...).
+
+    TLS is used when ``cafile`` or ``certfile`` is set: ``cafile`` verifies etcd's
+    serving certificate, ``certfile`` and ``keyfile`` are the client certificate.
+    ``compaction_interval`` 0 leaves compaction to someone else. ``healthcheck_timeout``
+    bounds ``check`` (kube-apiserver's ``--etcd-healthcheck-timeout``, 2 s)."""
+
+    prefix: str = "/registry"
+    cafile: str = ""
+    certfile: str = ""
+    keyfile: str = ""
+    compaction_interval: float = 300.0
+    healthcheck_timeout: float = 2.0
+
+    def __post_init__(self) -> None:
+        if self.compaction_interval < 0:
+            raise ValueError("etcd_compaction_interval must not be negative")
+        if self.healthcheck_timeout <= 0:
+            raise ValueError("etcd_healthcheck_timeout must be more than 0 seconds")
+        if self.keyfile and not self.certfile:
+            raise ValueError("etcd_keyfile needs etcd_certfile")
+
+
+class EtcdStore:
+    """A :class:`~pyocm.apiserver.storage.interface.Backend` on an etcd v3 cluster."""
+
+    def __init__(
+        self, endpoints: list[str], *, etcd: EtcdOptions, options: Options | None = None
+    ) -> None:
+        self._endpoints = endpoints
+        self._etcd = etcd
+        self._options = options or Options()
+        self._root = etcd.prefix.rstrip("/").encode()
+        self._gateway: Gateway | None = None
+        # _revision: everything up to it came through the watch (and the hooks).
+        # _seen: the newest revision an answer to a read named; a client may watch from
+        # it, though the watch may not have brought it yet.
+        self._revision = 0
+        self._seen = 0
+        self._history = _History(self._options, floor=0)
+        self._watchers = Watchers(queue_size=self._options.watch_queue_size)
+        self._hooks: list[CommitHook] = []
+        self._waiters: list[tuple[int, int, asyncio.Future[None]]] = []  # a heap
+        self._order = itertools.count()
+        self._state_error: errors.Unavailable | None = errors.Unavailable("storage is not started")
+        self._broken: errors.Unavailable | None = None
+        self._connected = False
+        self._follower: asyncio.Task[None] | None = None
+        self._compactor: asyncio.Task[None] | None = None
+        self._writes = 0
+        self._idle = asyncio.Event()
+        self._idle.set()
+
+    # Lifecycle.
+
+    async def start(self) -> None:
+        self._gateway = Gateway(
+            self._endpoints, ssl_context=_tls(self._etcd), request_timeout=REQUEST_TIMEOUT
+        )
+        try:
+            now = revision_of(await self._gateway.call("/v3/kv/range", {"key": b64(self._root)}))
+            self._revision = self._seen = now
+            self._history = _History(self._options, floor=now)
+            created: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+            self._follower = asyncio.create_task(self._follow(created))
+            try:
+                await asyncio.wait_for(asyncio.shield(created), START_TIMEOUT)
+            except TimeoutError:
+                raise errors.Unavailable("etcd did not start the watch in time") from None
+        except BaseException:
+            await _cancel(self._follower)
+            await self._gateway.close()
+            raise
+        self._state_error = None
+        if self._etcd.compaction_interval:
+            self._compactor = asyncio.create_task(self._compact_every())
+
+    async def close(self) -> None:
+        """Refuse new requests, let writes in flight come back, then end every watch."""
+        if self._state_error is not None:
+            return
+        closed = self._state_error = errors.Unavailable("storage is closed")
+        if self._writes:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._idle.wait(), CLOSE_TIMEOUT)
+        await _cancel(self._compactor)
+        await _cancel(self._follower)
+        self._fail_waiters(closed)
+        self._watchers.close()
+        if self._gateway is not None:
+            await self._gateway.close()
+
+    @property
+    def name(self) -> str:
+        return "etcd"
+
+    async def check(self) -> None:
+        self._check_writable()
+        if not self._connected:
+            raise errors.Unavailable("etcd: the watch is reconnecting")
+        status = await self._call("/v3/maintenance/status", {}, self._etcd.healthcheck_timeout)
+        if not int(status.get("leader", 0)):
+            raise errors.Unavailable("etcd has no leader")
+        if status.get("errors"):
+            raise errors.Unavailable(f"etcd reports: {'; '.join(map(str, status['errors']))}")
+
+    def current_revision(self) -> int:
+        return max(self._revision, self._seen)
+
+    def oldest_revision(self) -> int:
+        return self._history.floor
+
+    def add_commit_hook(self, hook: CommitHook) -> None:
+        self._hooks.append(hook)
+
+    # Reads: from etcd, linearizable.
+
+    async def get(self, key: str) -> KeyValue | None:
+        answer = await self._read({"key": self._key(key)})
+        kvs = answer.get("kvs")
+        return self._kv(kvs[0]) if kvs else None
+
+    async def list(self, prefix: str, *, revision: int = 0) -> tuple[int, list[KeyValue]]:
+        self._check_open()
+        await self._not_ahead(revision)
+        floor = self._history.floor
+        if 0 < revision < floor:
+            raise errors.Compacted(requested=revision, oldest=floor)
+        start, end = self._span(prefix)
+        snapshot, kvs = revision, list[KeyValue]()
+        while True:
+            body: JSON = {"key": b64(start), "range_end": b64(end), "limit": str(PAGE_SIZE)}
+            if snapshot:
+                body["revision"] = str(snapshot)
+            try:
+                answer = await self._read(body)
+            except EtcdError as err:
+                if err.code != OUT_OF_RANGE:
+                    raise
+                raise errors.Compacted(requested=snapshot, oldest=floor) from None
+            snapshot = snapshot or revision_of(answer)
+            page = answer.get("kvs") or []
+            kvs.extend(self._kv(kv) for kv in page)
+            if not answer.get("more") or not page:
+                return snapshot, kvs
+            start = unb64(page[-1]["key"]) + b"\0"  # the next key after the page's last
+
+    async def count(self, prefix: str) -> int:
+        start, end = self._span(prefix)
+        answer = await self._read({"key": b64(start), "range_end": b64(end), "count_only": True})
+        return int(answer.get("count", 0))
+
+    # Writes: compare-and-swap in etcd, answered once the watch brought them back.
+
+    async def create(self, key: str, value: bytes) -> KeyValue:
+        k = self._key(key)
+        answer = await self._commit(
+            {
+                "compare": [_compare(k, "EQUAL", "CREATE", 0)],
+                "success": [{"request_put": {"key": k, "value": b64(value)}}],
+            }
+        )
+        if not answer.get("succeeded"):
+            raise errors.KeyExists(key)
+        revision = revision_of(answer)
+        return KeyValue(key, value, revision, revision)
+
+    async def update(self, key: str, value: bytes, *, expected_revision: int) -> KeyValue:
+        k = self._key(key)
+        answer = await self._commit(
+            {
+                "compare": [
+                    _compare(k, "GREATER", "CREATE", 0),
+                    _compare(k, "EQUAL", "MOD", expected_revision),
+                ],
+                "success": [{"request_put": {"key": k, "value": b64(value), "prev_kv": True}}],
+                "failure": [{"request_range": {"key": k}}],
+            }
+        )
+        if not answer.get("succeeded"):
+            raise self._mismatch(key, answer)
+        revision = revision_of(answer)
+        prev = answer["responses"][0]["response_put"].get("prev_kv") or {}
+        return KeyValue(key, value, int(prev.get("create_revision", revision)), revision)
+
+    async def delete(self, key: str, *, expected_revision: int | None = None) -> KeyValue:
+        k = self._key(key)
+        compare = [_compare(k, "GREATER", "CREATE", 0)]
+        if expected_revision is not None:
+            compare.append(_compare(k, "EQUAL", "MOD", expected_revision))
+        answer = await self._commit(
+            {
+                "compare": compare,
+                "success": [{"request_delete_range": {"key": k, "prev_kv": True}}],
+                "failure": [{"request_range": {"key": k}}],
+            }
+        )
+        if not answer.get("succeeded"):
+            raise self._mismatch(key, answer)
+        prev = self._kv(answer["responses"][0]["response_delete_range"]["prev_kvs"][0])
+        return KeyValue(key, prev.value, prev.create_revision, revision_of(answer))
+
+    def watch(
+        self, prefix: str, *, after_revision: int, progress_interval: float | None = None
+    ) -> AsyncIterator[Event]:
+        if progress_interval is not None and progress_interval <= 0:
+            raise ValueError("progress_interval must be positive")
+        return self._stream(prefix, after_revision, progress_interval)
+
+    # Calls.
+
+    async def _call(self, path: str, body: JSON, timeout: float | None = None) -> JSON:
+        assert self._gateway is not None
+        return await self._gateway.call(path, body, timeout=timeout)
+
+    async def _read(self, body: JSON) -> JSON:
+        self._check_open()
+        answer = await self._call("/v3/kv/range", body)
+        self._seen = max(self._seen, revision_of(answer))
+        return answer
+
+    async def _commit(self, txn: JSON) -> JSON:
+        """Run ``txn``; if it succeeded, wait until the watch has brought its revision."""
+        self._check_writable()
+        assert self._gateway is not None
+        self._writes += 1
+        self._idle.clear()
+        try:
+            answer = await self._gateway.call("/v3/kv/txn", txn, write=True)
+            if answer.get("succeeded"):
+                await self._until(revision_of(answer))
+            return answer
+        finally:
+            self._writes -= 1
+            if not self._writes:
+                self._idle.set()
+
+    def _mismatch(self, key: str, answer: JSON) -> errors.StorageError:
+        kvs = answer["responses"][0]["response_range"].get("kvs")
+        if not kvs:
+            return errors.KeyNotFound(key)
+        return errors.Conflict(key, current=self._kv(kvs[0]))
+
+    async def _not_ahead(self, revision: int) -> None:
+        """Raise ``FutureRevision`` if ``revision`` is newer than etcd's. A client may
+        name a revision another API server process gave it, which this one has not
+        seen yet: ask etcd before refusing."""
+        if revision <= self.current_revision():
+            return
+        await self._read({"key": b64(self._root)})
+        if revision > self.current_revision():
+            raise errors.FutureRevision(requested=revision, current=self.current_revision())
+
+    # The one etcd watch.
+
+    async def _follow(self, created: asyncio.Future[None]) -> None:
+        """Follow every change under the prefix from the revision after the last one
+        seen, reconnecting (to the next endpoint) when the stream breaks."""
+        assert self._gateway is not None
+        delay = 0.1
+        while True:
+            request = {
+                "key": b64(self._root + b"/"),
+                "range_end": b64(_prefix_end(self._root + b"/")),
+                "start_revision": str(self._revision + 1),
+                "prev_kv": True,
+                "progress_notify": True,
+            }
+            try:
+                async for response in self._gateway.watch(request):
+                    if self._receive(response) and not created.done():
+                        created.set_result(None)
+                    delay = 0.1
+                failure = errors.Unavailable("etcd ended the watch")
+            except errors.Unavailable as err:
+                failure = err
+            self._connected = False
+            if not created.done():
+                created.set_exception(failure)
+                return
+            if self._broken is not None:
+                return
+            log.warning("etcd watch lost, reconnecting: %s", failure)
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, 5.0)
+
+    def _receive(self, response: JSON) -> bool:
+        """Take one WatchResponse; True when it says the watch was created."""
+        if response.get("canceled"):
+            compacted = int(response.get("compact_revision", 0))
+            if compacted:
+                self._lose(compacted)
+            reason = response.get("cancel_reason") or "no reason given"
+            raise errors.Unavailable(f"etcd canceled the watch: {reason}")
+        if response.get("created"):
+            self._connected = True
+            return True
+        events = response.get("events")
+        if events:
+            self._deliver([self._event(event) for event in events])
+        else:  # a progress notification: nothing up to its revision is left to send
+            self._advance(revision_of(response))
+        return False
+
+    def _deliver(self, batch: Batch) -> None:
+        self._revision = max(self._revision, batch[-1].revision)
+        self._history.remember(batch)
+        for hook in self._hooks:
+            try:
+                hook(batch)
+            except Exception:  # a broken cache must not stop the store
+                log.exception("storage commit hook failed")
+        self._watchers.publish(batch)
+        self._advance(self._revision)
+
+    def _advance(self, revision: int) -> None:
+        self._revision = max(self._revision, revision)
+        while self._waiters and self._waiters[0][0] <= self._revision:
+            waiter = heapq.heappop(self._waiters)[2]
+            if not waiter.done():
+                waiter.set_result(None)
+
+    def _lose(self, compacted: int) -> None:
+        """etcd compacted changes this process had not seen yet: the hooks missed
+        them, so its caches may be wrong. Refuse writes and watches until a restart
+        (the health check says why), as a store whose disk failed does."""
+        self._broken = errors.Unavailable(
+            f"etcd compacted revision {compacted} before this API server saw the changes"
+            f" after {self._revision}; restart it"
+        )
+        log.error("%s", self._broken)
+        self._fail_waiters(self._broken)
+        self._watchers.close()
+
+    async def _until(self, revision: int) -> None:
+        if revision <= self._revision:
+            return
+        if self._broken is not None:
+            raise self._broken
+        waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        heapq.heappush(self._waiters, (revision, next(self._order), waiter))
+        await waiter
+
+    def _fail_waiters(self, error: errors.Unavailable) -> None:
+        waiters, self._waiters = self._waiters, []
+        for _, _, waiter in waiters:
+            if not waiter.done():
+                waiter.set_exception(error)
+
+    # In-process watches.
+
+    async def _stream(
+        self, prefix: str, after_revision: int, progress_interval: float | None
+    ) -> AsyncIterator[Event]:
+        self._check_watchable()
+        await self._not_ahead(after_revision)
+        self._check_watchable()
+        floor = self._history.floor
+        if after_revision < floor:
+            raise errors.Compacted(requested=after_revision, oldest=floor)
+        # Snapshot and subscribe in one step on the loop: no event can fall between.
+        replay = self._history.replay(prefix, after_revision)
+        subscription = self._watchers.subscribe(prefix)
+        if progress_interval is not None:
+            # Events up to after_revision are never delivered to this watch, so its
+            # progress is at least there even while the etcd watch is behind it.
+            subscription.report_progress(
+                progress_interval, lambda: max(after_revision, self._revision)
+            )
+        delivered = after_revision
+        try:
+            for event in replay:
+                yield event
+                delivered = event.revision
+            async for event in subscription:
+                if event.type is EventType.PROGRESS or event.revision > after_revision:
+                    yield event
+                    delivered = max(delivered, event.revision)
+            if subscription.overflowed:
+                raise errors.Compacted(requested=delivered, oldest=self._history.floor)
+            if self._broken is not None:
+                raise self._broken
+        finally:
+            self._watchers.unsubscribe(subscription)
+
+    # Compaction.
+
+    async def _compact_every(self) -> None:
+        known_version, previous = 0, 0
+        while True:
+            await asyncio.sleep(self._etcd.compaction_interval)
+            try:
+                known_version, previous = await self._compact(known_version, previous)
+            except errors.StorageError as err:
+                log.warning("etcd compaction failed: %s", err)
+
+    async def _compact(self, known_version: int, previous: int) -> tuple[int, int]:
+        """One tick of kube-apiserver's compactor: if ``compact_rev_key``'s version is
+        still ``known_version`` no one compacted since our last tick, so record the
+        revision we compact to (bumping the version) and compact to ``previous``, the
+        revision seen at that last tick. Returns the version and revision to remember."""
+        key = b64(COMPACT_REV_KEY)
+        answer = await self._call(
+            "/v3/kv/txn",
+            {
+                "compare": [_compare(key, "EQUAL", "VERSION", known_version)],
+                "success": [{"request_put": {"key": key, "value": b64(str(previous).encode())}}],
+                "failure": [{"request_range": {"key": key}}],
+            },
+        )
+        current = revision_of(answer)
+        if not answer.get("succeeded"):  # another API server compacted: follow its clock
+            kvs = answer["responses"][0]["response_range"].get("kvs") or [{}]
+            return int(kvs[0].get("version", 0)), current
+        if previous:  # never on the first tick: there is no previous revision yet
+            try:
+                await self._call("/v3/kv/compaction", {"revision": str(previous)})
+            except EtcdError as err:
+                if err.code != OUT_OF_RANGE:  # already compacted further: fine
+                    raise
+            log.info("etcd compacted to revision %d", previous)
+        return known_version + 1, current
+
+    # Keys and values.
+
+    def _key(self, key: str) -> str:
+        return b64(self._root + key.encode())
+
+    def _span(self, prefix: str) -> tuple[bytes, bytes]:
+        start = self._root + (prefix.encode() or b"/")
+        return start, _prefix_end(start)
+
+    def _kv(self, kv: JSON) -> KeyValue:
+        key = unb64(kv.get("key"))[len(self._root) :].decode(errors="replace")
+        return KeyValue(
+            key, unb64(kv.get("value")), int(kv.get("create_revision", 0)), int(kv["mod_revision"])
+        )
+
+    def _event(self, event: JSON) -> Event:
+        prev = self._kv(event["prev_kv"]) if event.get("prev_kv") else None
+        if event.get("type") == "DELETE":
+            kv = self._kv(event["kv"])
+            gone = prev or kv
+            deleted = KeyValue(kv.key, gone.value, gone.create_revision, kv.mod_revision)
+            return Event(EventType.DELETE, deleted, prev)
+        return Event(EventType.PUT, self._kv(event["kv"]), prev)
+
+    # State checks.
+
+    def _check_open(self) -> None:
+        if self._state_error is not None:
+            raise self._state_error
+
+    def _check_watchable(self) -> None:
+        self._check_open()
+        if self._broken is not None:
+            raise self._broken
+
+    _check_writable = _check_watchable
+
+
+class _History:
+    """The changes a watch can resume from, kept as the log-structured stores keep
+    theirs (:class:`~pyocm.apiserver.storage.logstructured.Options`): at most
+    ``history_size`` events unless younger than ``history_min_age``, none older than
+    ``history_max_age``. ``floor`` is the oldest revision a watch may start after."""
+
+    def __init__(self, options: Options, *, floor: int) -> None:
+        self._options = options
+        self._events: deque[tuple[float, Event]] = deque()
+        self.floor = floor
+
+    def remember(self, batch: Batch) -> None:
+        now = self._options.clock()
+        self._events.extend((now, event) for event in batch)
+        limit, min_age = self._options.history_size, self._options.history_min_age
+        while len(self._events) > limit and now - self._events[0][0] >= min_age:
+            self._forget()
+        expired = now - max(self._options.history_max_age, min_age)
+        while self._events and self._events[0][0] < expired:
+            self._forget()
+
+    def _forget(self) -> None:
+        """Drop the oldest revision (all its events: a txn of another client may have
+        written several keys at one revision)."""
+        self.floor = self._events.popleft()[1].revision
+        while self._events and self._events[0][1].revision == self.floor:
+            self._events.popleft()
+
+    def replay(self, prefix: str, after_revision: int) -> Batch:
+        """Events after ``after_revision`` under ``prefix``, walking back from the
+        newest (a resuming watcher is usually only a little behind)."""
+        replay = []
+        for _, event in reversed(self._events):
+            if event.revision <= after_revision:
+                break
+            if event.kv.key.startswith(prefix):
+                replay.append(event)
+        replay.reverse()
+        return replay
+
+
+def _compare(key: str, result: str, target: str, value: int) -> JSON:
+    field = {"CREATE": "create_revision", "MOD": "mod_revision", "VERSION": "version"}[target]
+    return {"key": key, "result": result, "target": target, field: str(value)}
+
+
+def _prefix_end(prefix: bytes) -> bytes:
+    """etcd's range end for every key starting with ``prefix`` (clientv3's
+    GetPrefixRangeEnd): the prefix with its last byte below 0xff incremented."""
+    for index in range(len(prefix) - 1, -1, -1):
+        if prefix[index] < 0xFF:
+            return prefix[:index] + bytes([prefix[index] + 1])
+    return b"\0"  # every key from the start on
+
+
+def _tls(options: EtcdOptions) -> ssl.SSLContext | None:
+    if not (options.cafile or options.certfile):
+        return None
+    try:
+        context = ssl.create_default_context(cafile=options.cafile or None)
+        if options.certfile:
+            context.load_cert_chain(options.certfile, options.keyfile or None)
+    except (OSError, ssl.SSLError) as err:
+        raise errors.Unavailable(f"cannot load the etcd TLS files: {err}") from None
+    return context
+
+
+async def _cancel(task: asyncio.Task[None] | None) -> None:
+    """Cancel ``task`` and wait until it has ended."""
+    if task is None or task.done():
+        return
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
+
+
+def new_backend(
+    endpoints: list[str], *, etcd: EtcdOptions, options: Options | None = None
+) -> EtcdStore:
+    return EtcdStore(endpoints, etcd=etcd, options=options)
