@@ -95,9 +95,9 @@ class EtcdStore:
     def __init__(
         self, endpoints: list[str], *, etcd: EtcdOptions, options: Options | None = None
     ) -> None:
-        self._endpoints = endpoints
-        self._etcd = etcd
-        self._options = options or Options()
+        self.endpoints = endpoints
+        self.settings = etcd
+        self.options = options or Options()
         self._root = etcd.prefix.rstrip("/").encode()
         self._gateway: Gateway | None = None
         # _revision: everything up to it came through the watch (and the hooks).
@@ -105,8 +105,8 @@ class EtcdStore:
         # it, though the watch may not have brought it yet.
         self._revision = 0
         self._seen = 0
-        self._history = _History(self._options, floor=0)
-        self._watchers = Watchers(queue_size=self._options.watch_queue_size)
+        self._history = _History(self.options, floor=0)
+        self._watchers = Watchers(queue_size=self.options.watch_queue_size)
         self._hooks: list[CommitHook] = []
         self._waiters: list[tuple[int, int, asyncio.Future[None]]] = []  # a heap
         self._order = itertools.count()
@@ -123,12 +123,12 @@ class EtcdStore:
 
     async def start(self) -> None:
         self._gateway = Gateway(
-            self._endpoints, ssl_context=_tls(self._etcd), request_timeout=REQUEST_TIMEOUT
+            self.endpoints, ssl_context=_tls(self.settings), request_timeout=REQUEST_TIMEOUT
         )
         try:
             now = revision_of(await self._gateway.call("/v3/kv/range", {"key": b64(self._root)}))
             self._revision = self._seen = now
-            self._history = _History(self._options, floor=now)
+            self._history = _History(self.options, floor=now)
             created: asyncio.Future[None] = asyncio.get_running_loop().create_future()
             self._follower = asyncio.create_task(self._follow(created))
             try:
@@ -140,7 +140,7 @@ class EtcdStore:
             await self._gateway.close()
             raise
         self._state_error = None
-        if self._etcd.compaction_interval:
+        if self.settings.compaction_interval:
             self._compactor = asyncio.create_task(self._compact_every())
 
     async def close(self) -> None:
@@ -166,7 +166,7 @@ class EtcdStore:
         self._check_writable()
         if not self._connected:
             raise errors.Unavailable("etcd: the watch is reconnecting")
-        status = await self._call("/v3/maintenance/status", {}, self._etcd.healthcheck_timeout)
+        status = await self._call("/v3/maintenance/status", {}, self.settings.healthcheck_timeout)
         if not int(status.get("leader", 0)):
             raise errors.Unavailable("etcd has no leader")
         if status.get("errors"):
@@ -456,7 +456,7 @@ class EtcdStore:
     async def _compact_every(self) -> None:
         known_version, previous = 0, 0
         while True:
-            await asyncio.sleep(self._etcd.compaction_interval)
+            await asyncio.sleep(self.settings.compaction_interval)
             try:
                 known_version, previous = await self._compact(known_version, previous)
             except errors.StorageError as err:
@@ -534,17 +534,17 @@ class _History:
     ``history_max_age``. ``floor`` is the oldest revision a watch may start after."""
 
     def __init__(self, options: Options, *, floor: int) -> None:
-        self._options = options
+        self.options = options
         self._events: deque[tuple[float, Event]] = deque()
         self.floor = floor
 
     def remember(self, batch: Batch) -> None:
-        now = self._options.clock()
+        now = self.options.clock()
         self._events.extend((now, event) for event in batch)
-        limit, min_age = self._options.history_size, self._options.history_min_age
+        limit, min_age = self.options.history_size, self.options.history_min_age
         while len(self._events) > limit and now - self._events[0][0] >= min_age:
             self._forget()
-        expired = now - max(self._options.history_max_age, min_age)
+        expired = now - max(self.options.history_max_age, min_age)
         while self._events and self._events[0][0] < expired:
             self._forget()
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from pyocm.apiserver.storage import backends, logstructured, memory, sqlite
+from pyocm.apiserver.storage import backends, etcd, logstructured, memory, sqlite
 
 
 def test_memory_url_opens_a_memory_store_with_options() -> None:
@@ -39,15 +39,24 @@ def test_sqlite_url_names_the_file(url: str, expected: Path) -> None:
     ("url", "message"),
     [
         pytest.param(
-            "etcd://user:secret@host:2379",
-            "unsupported storage scheme 'etcd'; supported: memory://, sqlite://",
+            "redis://user:secret@host:6379",
+            "unsupported storage scheme 'redis'; supported: etcd://, memory://, sqlite://",
             id="unknown-scheme",
         ),
         pytest.param(
             "/var/lib/state.db",
-            "unsupported storage URL without a scheme; supported: memory://, sqlite://",
+            "unsupported storage URL without a scheme; supported: etcd://, memory://, sqlite://",
             id="no-scheme",
         ),
+        pytest.param(
+            "etcd://10.0.0.1:2379,user:secret@host:2379",
+            "etcd:// takes only host:port endpoints: no user, path or query"
+            " (authenticate with etcd_certfile and etcd_keyfile)",
+            id="etcd-credentials",
+        ),
+        pytest.param("etcd://", "etcd:// needs host:port[,host:port...]", id="etcd-nothing"),
+        pytest.param("etcd://a:1,,b:2", "etcd:// needs host:port[,host:port...]", id="etcd-empty"),
+        pytest.param("etcd://host", "etcd:// endpoints are host:port", id="etcd-no-port"),
         pytest.param(
             "sqlite://",
             "sqlite:// needs a path: sqlite:///absolute/file.db or sqlite://relative/file.db",
@@ -78,6 +87,12 @@ def test_bad_urls_raise_value_error_without_echoing_the_url(url: str, message: s
             id="sqlite-option-on-memory",
         ),
         pytest.param(
+            "etcd://h:1",
+            {"synchronous": "FULL", "prefix": "/x"},
+            "unknown etcd storage option(s): prefix, synchronous",
+            id="unprefixed-on-etcd",
+        ),
+        pytest.param(
             "sqlite:///x.db",
             {"disk": None, "colour": 1},
             "unknown sqlite storage option(s): colour, disk",
@@ -93,7 +108,34 @@ def test_options_a_scheme_does_not_take_raise_type_error(
     assert str(caught.value) == message
 
 
+def test_etcd_url_names_the_members_in_order_with_kube_apiservers_option_names() -> None:
+    store = backends.open_backend(
+        "etcd://10.0.0.1:2379, etcd-2.example:2379,[::1]:2379",
+        etcd_prefix="/hub-a",
+        etcd_cafile="/pki/ca.crt",
+        etcd_certfile="/pki/client.crt",
+        etcd_keyfile="/pki/client.key",
+        etcd_compaction_interval=60,
+        history_size=9,
+    )
+    assert isinstance(store, etcd.EtcdStore)
+    assert store.name == "etcd"
+    assert store.endpoints == ["10.0.0.1:2379", "etcd-2.example:2379", "[::1]:2379"]
+    assert store.settings == etcd.EtcdOptions(
+        prefix="/hub-a",
+        cafile="/pki/ca.crt",
+        certfile="/pki/client.crt",
+        keyfile="/pki/client.key",
+        compaction_interval=60,
+    )
+    assert store.options.history_size == 9
+
+
 def test_invalid_option_values_raise_value_error() -> None:
+    with pytest.raises(ValueError, match="^etcd_keyfile needs etcd_certfile$"):
+        backends.open_backend("etcd://h:1", etcd_keyfile="/k")
+    with pytest.raises(ValueError, match="^etcd_compaction_interval must not be negative$"):
+        backends.open_backend("etcd://h:1", etcd_compaction_interval=-1)
     with pytest.raises(ValueError, match=r"^synchronous must be FULL or NORMAL, not 'OFF'$"):
         backends.open_backend("sqlite:///x.db", synchronous="OFF")
     with pytest.raises(TypeError, match="disk must be a MemoryDisk"):

@@ -1,0 +1,197 @@
+"""What the etcd store promises beyond the conformance suite: several API server
+processes on one etcd, failing over between members, kube-apiserver's compaction, the
+health check, and TLS to etcd. Against real etcd processes (tests/etcd.py)."""
+
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+import uuid
+from collections.abc import AsyncIterator, Callable
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from cryptography import x509
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+
+from pyocm.apiserver.storage import backends, errors
+from pyocm.apiserver.storage.interface import Backend, Event, EventType, KeyValue
+from pyocm.pki.ca import CertificateAuthority
+from tests.etcd import EtcdServer, TlsFiles, etcd_server, free_port, start_etcd
+
+__all__ = ["etcd_server"]
+
+
+@pytest.fixture
+async def open_etcd(etcd_server: EtcdServer) -> AsyncIterator[Callable[..., Any]]:
+    """Opens stores on the session's etcd, all on one new key prefix unless told."""
+    prefix = f"/test-{uuid.uuid4().hex}"
+    opened: list[Backend] = []
+
+    async def open_(url: str = etcd_server.url, **options: Any) -> Backend:
+        store = backends.open_backend(url, **{"etcd_prefix": prefix, **options})
+        await store.start()
+        opened.append(store)
+        return store
+
+    yield open_
+    for store in opened:
+        await store.close()
+
+
+async def eventually(predicate: Callable[[], bool], timeout: float = 5.0) -> None:
+    deadline = asyncio.get_running_loop().time() + timeout
+    while not predicate():
+        assert asyncio.get_running_loop().time() < deadline, "condition never held"
+        await asyncio.sleep(0.01)
+
+
+async def test_two_api_servers_on_one_etcd_see_each_others_writes(
+    open_etcd: Callable[..., Any],
+) -> None:
+    one, two = await open_etcd(), await open_etcd()
+    seen: list[Event] = []
+    two.add_commit_hook(seen.extend)
+    created = await one.create("/r/a", b"1")
+    # The other process's hooks get the write through its own watch.
+    await eventually(lambda: [e.kv for e in seen] == [created])
+    assert await two.get("/r/a") == created
+    # Compare-and-swap is etcd's: the second process updates, the first is now stale.
+    updated = await two.update("/r/a", b"2", expected_revision=created.mod_revision)
+    with pytest.raises(errors.Conflict) as caught:
+        await one.update("/r/a", b"3", expected_revision=created.mod_revision)
+    assert caught.value.current == updated
+    # A watch from a revision the other process gave, before this one has seen it.
+    later = await one.update("/r/a", b"4", expected_revision=updated.mod_revision)
+    stream = two.watch("/r/", after_revision=later.mod_revision)
+    last = await one.delete("/r/a")
+    event = await asyncio.wait_for(anext(stream), timeout=5)
+    assert event == Event(EventType.DELETE, last, later)
+    assert await two.list("/r/") == (last.mod_revision, [])
+
+
+async def test_a_dead_member_is_skipped(
+    open_etcd: Callable[..., Any], etcd_server: EtcdServer
+) -> None:
+    store = await open_etcd(f"etcd://127.0.0.1:{free_port()},{etcd_server.endpoint}")
+    created = await store.create("/r/a", b"x")
+    assert await store.get("/r/a") == created
+    await store.check()
+
+
+async def test_no_member_answering_is_unavailable_without_the_url() -> None:
+    store = backends.open_backend(f"etcd://127.0.0.1:{free_port()},127.0.0.1:{free_port()}")
+    with pytest.raises(errors.Unavailable, match="is unreachable"):
+        await store.start()
+    with pytest.raises(errors.Unavailable, match="not started"):
+        await store.get("/r/a")
+
+
+async def test_compaction_keeps_the_history_since_the_previous_tick(
+    open_etcd: Callable[..., Any],
+) -> None:
+    store = await open_etcd(etcd_compaction_interval=0.2)
+    old = await store.create("/c/a", b"")
+    assert (await store.list("/c/", revision=old.mod_revision))[1] == [old]
+    # The first tick only records the revision; the second compacts to it.
+    await asyncio.sleep(0.7)
+    with pytest.raises(errors.Compacted) as caught:
+        await store.list("/c/", revision=old.mod_revision)
+    assert caught.value.requested == old.mod_revision
+    newer = await store.create("/c/b", b"")
+    assert (await store.list("/c/", revision=newer.mod_revision))[1] == [old, newer]
+
+
+async def test_check_fails_soon_when_etcd_is_gone(tmp_path: Path) -> None:
+    server = start_etcd(tmp_path)
+    store = backends.open_backend(server.url, etcd_healthcheck_timeout=0.5)
+    try:
+        await store.start()
+        await store.check()
+        server.stop()
+        with pytest.raises(errors.Unavailable):
+            await asyncio.wait_for(store.check(), timeout=5)
+        with pytest.raises(errors.Unavailable):
+            await asyncio.wait_for(store.create("/r/a", b""), timeout=40)
+    finally:
+        server.stop()
+        await store.close()
+
+
+def _member_certificate(ca: CertificateAuthority) -> tuple[bytes, bytes]:
+    """etcd's gateway dials its own member with the member's certificate, so with
+    --client-cert-auth that certificate must allow client use too (as etcd's docs make
+    theirs)."""
+    key = ec.generate_private_key(ec.SECP256R1())
+    now = datetime.now(UTC)
+    builder = (
+        x509.CertificateBuilder()
+        .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "etcd")]))
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - timedelta(minutes=1))
+        .not_valid_after(now + timedelta(days=1))
+        .add_extension(
+            x509.ExtendedKeyUsage(
+                [ExtendedKeyUsageOID.SERVER_AUTH, ExtendedKeyUsageOID.CLIENT_AUTH]
+            ),
+            critical=False,
+        )
+        .add_extension(
+            x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]),
+            critical=False,
+        )
+    )
+    certificate = ca.sign(builder)
+    key_pem = key.private_bytes(
+        serialization.Encoding.PEM,
+        serialization.PrivateFormat.PKCS8,
+        serialization.NoEncryption(),
+    )
+    return certificate.public_bytes(serialization.Encoding.PEM), key_pem
+
+
+@pytest.fixture(scope="module")
+def tls_files(tmp_path_factory: pytest.TempPathFactory) -> TlsFiles:
+    directory = tmp_path_factory.mktemp("etcd-pki")
+    ca = CertificateAuthority.create("etcd-ca", valid_for=timedelta(days=1))
+    server_cert, server_key = _member_certificate(ca)
+    client_cert, client_key = ca.issue_client(common_name="pyocm", valid_for=timedelta(days=1))
+    files = {
+        "ca": ca.cert_pem,
+        "server_cert": server_cert,
+        "server_key": server_key,
+        "client_cert": client_cert,
+        "client_key": client_key,
+    }
+    for name, pem in files.items():
+        (directory / name).write_bytes(pem)
+    return TlsFiles(**{name: directory / name for name in files})
+
+
+async def test_tls_to_etcd_with_a_client_certificate(tmp_path: Path, tls_files: TlsFiles) -> None:
+    server = start_etcd(tmp_path, tls=tls_files)
+    store = backends.open_backend(
+        server.url,
+        etcd_cafile=str(tls_files.ca),
+        etcd_certfile=str(tls_files.client_cert),
+        etcd_keyfile=str(tls_files.client_key),
+    )
+    anonymous = backends.open_backend(server.url, etcd_cafile=str(tls_files.ca))
+    try:
+        await store.start()
+        created = await store.create("/r/a", b"secret")
+        assert await store.get("/r/a") == KeyValue(
+            "/r/a", b"secret", created.mod_revision, created.mod_revision
+        )
+        await store.check()
+        with pytest.raises(errors.Unavailable) as caught:
+            await anonymous.start()  # etcd asks for a client certificate
+        assert "secret" not in str(caught.value)
+    finally:
+        await store.close()
+        server.stop()
