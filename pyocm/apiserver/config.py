@@ -49,6 +49,13 @@ class ServerConfig:
     port: int = 6443
     #: Storage URL; empty means SQLite in the data directory.
     storage: str = ""
+    #: For etcd:// storage, kube-apiserver's --etcd-prefix (every key in etcd starts
+    #: with it, so hubs sharing an etcd keep apart), and its --etcd-cafile,
+    #: --etcd-certfile and --etcd-keyfile (TLS to etcd, with a client certificate).
+    etcd_prefix: str = "/registry"
+    etcd_cafile: str = ""
+    etcd_certfile: str = ""
+    etcd_keyfile: str = ""
     #: SQLite durability: FULL (every acknowledged write survives power loss) or NORMAL.
     sqlite_synchronous: str = "FULL"
     #: Longest certificate the CSR signer issues (kube-controller-manager's
@@ -121,6 +128,23 @@ class ServerConfig:
     @property
     def storage_url(self) -> str:
         return self.storage or f"sqlite:///{self.data_dir / 'state.db'}"
+
+    def storage_options(self) -> dict[str, object]:
+        """The options of ``storage_url``'s store (storage.open_backend's keywords)."""
+        options: dict[str, object] = {"history_max_age": self.watch_history_seconds}
+        scheme = self.storage_url.partition("://")[0]
+        if scheme == "sqlite":
+            options["synchronous"] = self.sqlite_synchronous
+        elif scheme == "etcd":
+            options.update(
+                etcd_prefix=self.etcd_prefix,
+                etcd_cafile=self.etcd_cafile,
+                etcd_certfile=self.etcd_certfile,
+                etcd_keyfile=self.etcd_keyfile,
+                # etcd keeps history itself: compact it as kube-apiserver does.
+                etcd_compaction_interval=self.compaction_interval,
+            )
+        return options
 
     @property
     def pki_dir(self) -> Path:

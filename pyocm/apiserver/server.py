@@ -70,12 +70,7 @@ class HubServer:
     async def start(self) -> None:
         self.config.data_dir.mkdir(parents=True, exist_ok=True)
         pki = pkifiles.load_or_create(self.config)
-        url = self.config.storage_url
-        options: dict[str, object] = (
-            {"synchronous": self.config.sqlite_synchronous} if url.startswith("sqlite:") else {}
-        )
-        options["history_max_age"] = self.config.watch_history_seconds
-        backend = open_backend(url, **options)
+        backend = open_backend(self.config.storage_url, **self.config.storage_options())
         await backend.start()
         catalog = Catalog()
         for info in builtin_resources():

@@ -21,6 +21,7 @@ from pyocm import hubmanager
 from pyocm.addon.builtin import addons_named
 from pyocm.apiserver.config import ServerConfig, default_data_dir, parse_listen
 from pyocm.apiserver.server import HubServer
+from pyocm.apiserver.storage.backends import open_backend
 from pyocm.apiserver.storage.errors import StorageError
 from pyocm.base.loop import run_main
 from pyocm.cli.common import fix_mmap_threshold, raise_open_file_limit, setup_logging
@@ -49,6 +50,27 @@ def hub(
         "FULL",
         "--sqlite-synchronous",
         help="FULL (acknowledged writes survive power loss) or NORMAL.",
+    ),
+    storage: str = typer.Option(
+        "",
+        "--storage",
+        help="Where the hub stores objects: etcd://HOST:PORT[,HOST:PORT...] for etcd v3 (members"
+        " tried in order), or sqlite:///PATH; default: SQLite in --data-dir.",
+    ),
+    etcd_prefix: str = typer.Option(
+        "/registry",
+        "--etcd-prefix",
+        help="The prefix of every key in etcd; hubs sharing an etcd need their own"
+        " (kube-apiserver's flag).",
+    ),
+    etcd_cafile: str = typer.Option(
+        "", "--etcd-cafile", help="CA bundle to verify etcd with; implies TLS to etcd."
+    ),
+    etcd_certfile: str = typer.Option(
+        "", "--etcd-certfile", help="Client certificate for etcd (PEM); implies TLS to etcd."
+    ),
+    etcd_keyfile: str = typer.Option(
+        "", "--etcd-keyfile", help="Key of --etcd-certfile (PEM), if not in that file."
     ),
     controllers: bool = typer.Option(
         True,
@@ -156,7 +178,16 @@ def hub(
         ocm_admission=ocm_admission,
         min_request_timeout=min_request_timeout,
         compaction_interval=history,
+        storage=storage,
+        etcd_prefix=etcd_prefix,
+        etcd_cafile=etcd_cafile,
+        etcd_certfile=etcd_certfile,
+        etcd_keyfile=etcd_keyfile,
     )
+    try:
+        check_storage(config)
+    except (ValueError, TypeError) as err:
+        _fail(str(err))
     options = None
     if controllers:
         users = tuple(user.strip() for user in auto_approved_csr_users.split(",") if user.strip())
@@ -167,6 +198,26 @@ def hub(
     except (OSError, StorageError) as err:  # a busy port; a full disk, a damaged store
         typer.echo(f"error: {err}", err=True)
         raise typer.Exit(1) from None
+
+
+def check_storage(config: ServerConfig) -> None:
+    """Refuse a malformed --storage URL, or etcd options without etcd, before anything
+    is written into the data directory."""
+    if not config.storage_url.startswith("etcd://"):
+        given = [
+            flag
+            for flag, value in (
+                ("--etcd-cafile", config.etcd_cafile),
+                ("--etcd-certfile", config.etcd_certfile),
+                ("--etcd-keyfile", config.etcd_keyfile),
+            )
+            if value
+        ]
+        if given or config.etcd_prefix != "/registry":
+            flags = given or ["--etcd-prefix"]
+            verb = "needs" if len(flags) == 1 else "need"
+            raise ValueError(f"{', '.join(flags)} {verb} --storage etcd://HOST:PORT")
+    open_backend(config.storage_url, **config.storage_options())  # checks, does not open
 
 
 def check_port(host: str, port: int) -> None:

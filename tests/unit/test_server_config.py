@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from pyocm.apiserver.config import ServerConfig
-from pyocm.cli.hub import parse_interval
+from pyocm.cli.hub import check_storage, parse_interval
 
 
 @pytest.mark.parametrize("interval", [0.0, -1.0, 61.0])
@@ -44,3 +44,38 @@ def test_a_compaction_interval_of_0_keeps_history_by_count_only() -> None:
 )
 def test_hub_compaction_interval_takes_go_durations_and_0(text: str, seconds: float) -> None:
     assert parse_interval(text) == seconds
+
+
+def test_storage_options_follow_the_url_scheme() -> None:
+    sqlite = ServerConfig(data_dir=Path("/d"), sqlite_synchronous="NORMAL")
+    assert sqlite.storage_options() == {"history_max_age": 300.0, "synchronous": "NORMAL"}
+    etcd = ServerConfig(
+        data_dir=Path("/d"),
+        storage="etcd://10.0.0.1:2379",
+        etcd_prefix="/hub-a",
+        etcd_cafile="/ca",
+        compaction_interval=60,
+    )
+    assert etcd.storage_options() == {
+        "history_max_age": 60,
+        "etcd_prefix": "/hub-a",
+        "etcd_cafile": "/ca",
+        "etcd_certfile": "",
+        "etcd_keyfile": "",
+        # kube-apiserver's --etcd-compaction-interval: etcd's history, like the hub's
+        "etcd_compaction_interval": 60,
+    }
+
+
+@pytest.mark.parametrize(
+    ("given", "error"),
+    [
+        ({"etcd_certfile": "/c", "etcd_keyfile": "/k"}, "--etcd-certfile, --etcd-keyfile need"),
+        ({"etcd_prefix": "/hub-a"}, "--etcd-prefix needs"),
+        ({"storage": "etcd://host"}, "etcd:// endpoints are host:port"),
+        ({"storage": "etcd://h:1", "etcd_keyfile": "/k"}, "etcd_keyfile needs etcd_certfile"),
+    ],
+)
+def test_hub_refuses_etcd_options_it_cannot_use(given: dict[str, str], error: str) -> None:
+    with pytest.raises(ValueError, match=error):
+        check_storage(ServerConfig(data_dir=Path("/d"), **given))  # type: ignore[arg-type]

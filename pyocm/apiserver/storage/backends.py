@@ -71,7 +71,7 @@ def _open_etcd(location: str, options: dict[str, Any]) -> Backend:
         if "@" in endpoint or "/" in endpoint or "?" in endpoint:
             raise ValueError(
                 "etcd:// takes only host:port endpoints: no user, path or query"
-                " (authenticate with etcd_certfile and etcd_keyfile)"
+                " (authenticate with a client certificate)"
             )
         if not (colon and host and port.isdigit()):
             raise ValueError("etcd:// endpoints are host:port")

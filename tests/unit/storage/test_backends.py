@@ -51,7 +51,7 @@ def test_sqlite_url_names_the_file(url: str, expected: Path) -> None:
         pytest.param(
             "etcd://10.0.0.1:2379,user:secret@host:2379",
             "etcd:// takes only host:port endpoints: no user, path or query"
-            " (authenticate with etcd_certfile and etcd_keyfile)",
+            " (authenticate with a client certificate)",
             id="etcd-credentials",
         ),
         pytest.param("etcd://", "etcd:// needs host:port[,host:port...]", id="etcd-nothing"),
