@@ -4,6 +4,10 @@ A hub runs in its own process (``pyocm hub --no-controllers``, SQLite with FULL 
 every acknowledged write is durable) and so does the baseline; the load comes from this
 process over keep-alive TLS with a client certificate. Figures, never assertions.
 
+``storage`` ``etcd`` stores in a single-member etcd started for the run (Debian's
+etcd-server, default fsync on every commit: durable as FULL is), and ``etcd://...`` in an
+existing etcd, under a prefix of the run's own (left there afterwards).
+
 Rates are compared at saturation. The bare server is CPU-bound at 16 clients, but a
 durable PUT spends most of its time waiting for the commit it shares with others, so
 the hub reaches its update rate only with more requests in flight. The baseline runs
@@ -26,6 +30,7 @@ import sys
 import tempfile
 import textwrap
 import time
+import uuid
 from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 
@@ -172,9 +177,42 @@ async def _fan_out(url: str, ctx: ssl.SSLContext, *, watchers: int, writes: int)
     return delays
 
 
-async def run(*, seconds: float = 5.0, workers: int = 16, watchers: int = 1000) -> list[str]:
+@contextlib.contextmanager
+def _storage(storage: str, folder: Path) -> Iterator[list[str]]:
+    """The hub's storage flags for ``storage``, with a throwaway etcd for ``etcd``."""
+    if storage == "sqlite":
+        yield []
+        return
+    prefix = ["--etcd-prefix", f"/pyocm-bench-{uuid.uuid4().hex[:8]}"]
+    if storage.startswith("etcd://"):
+        yield ["--storage", storage, *prefix]
+        return
+    if storage != "etcd":
+        raise ValueError("storage is sqlite, etcd or an etcd:// URL")
+    client, peer = f"http://127.0.0.1:{_free_port()}", f"http://127.0.0.1:{_free_port()}"
+    etcd = [
+        "etcd",
+        "--name=bench",
+        f"--data-dir={folder / 'etcd'}",
+        f"--listen-client-urls={client}",
+        f"--advertise-client-urls={client}",
+        f"--listen-peer-urls={peer}",
+        f"--initial-advertise-peer-urls={peer}",
+        f"--initial-cluster=bench={peer}",
+    ]
+    with _process(etcd, int(client.rsplit(":", 1)[1])):
+        yield ["--storage", f"etcd://{client.removeprefix('http://')}", *prefix]
+
+
+async def run(
+    *, seconds: float = 5.0, workers: int = 16, watchers: int = 1000, storage: str = "sqlite"
+) -> list[str]:
     lines: list[str] = []
-    with tempfile.TemporaryDirectory(prefix="pyocm-bench-") as folder:
+    hub_name = "hub" if storage == "sqlite" else "hub on etcd"
+    with (
+        tempfile.TemporaryDirectory(prefix="pyocm-bench-") as folder,
+        _storage(storage, Path(folder)) as storage_args,
+    ):
         data = Path(folder) / "hub"
         port = _free_port()
         hub = [
@@ -187,6 +225,7 @@ async def run(*, seconds: float = 5.0, workers: int = 16, watchers: int = 1000) 
             "--listen",
             f"127.0.0.1:{port}",
             "--no-controllers",
+            *storage_args,
         ]
         with _process(hub, port):
             for _ in range(300):  # the kubeconfig is written once the hub is ready
@@ -218,7 +257,9 @@ async def run(*, seconds: float = 5.0, workers: int = 16, watchers: int = 1000) 
                         return resp.status
 
                 get_rate, latencies = await _rate(session, get, workers=workers, seconds=seconds)
-                lines.append(_line(f"hub GET configmap ({workers} clients)", get_rate, latencies))
+                lines.append(
+                    _line(f"{hub_name} GET configmap ({workers} clients)", get_rate, latencies)
+                )
                 writers = workers * 4
                 for index in range(writers):
                     async with session.post(
@@ -227,7 +268,11 @@ async def run(*, seconds: float = 5.0, workers: int = 16, watchers: int = 1000) 
                         await resp.read()
                 put_rate, latencies = await _rate(session, put, workers=workers, seconds=seconds)
                 lines.append(
-                    _line(f"hub PUT configmap, durable ({workers} clients)", put_rate, latencies)
+                    _line(
+                        f"{hub_name} PUT configmap, durable ({workers} clients)",
+                        put_rate,
+                        latencies,
+                    )
                 )
                 # Group commit shines with many writers in flight: each fsync covers them all.
                 many_rate, latencies = await _rate(session, put, workers=writers, seconds=seconds)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import shutil
+
 import typer
 
 from pyocm.bench import apiserver, fleet, placement, registration
@@ -26,9 +28,20 @@ def bench_apiserver(
     seconds: float = typer.Option(5.0, "--seconds", help="How long each request-rate run lasts."),
     clients: int = typer.Option(16, "--clients", min=1, help="Concurrent request loops."),
     watchers: int = typer.Option(1000, "--watchers", min=1, help="Watches for the fan-out figure."),
+    storage: str = typer.Option(
+        "sqlite",
+        "--storage",
+        help="The hub's store: sqlite, etcd (a single-member etcd started for the run), or"
+        " etcd://HOST:PORT[,...] (an existing etcd; keys stay under a prefix of the run's own).",
+    ),
 ) -> None:
     """GET and durable PUT rates against a bare aiohttp TLS baseline, and watch fan-out."""
-    for line in run(apiserver.run(seconds=seconds, workers=clients, watchers=watchers)):
+    if storage not in ("sqlite", "etcd") and not storage.startswith("etcd://"):
+        fail("--storage is sqlite, etcd or etcd://HOST:PORT[,HOST:PORT...]")
+    if storage == "etcd" and shutil.which("etcd") is None:
+        fail("--storage etcd runs etcd, which is not installed (apt-get install etcd-server)")
+    bench = apiserver.run(seconds=seconds, workers=clients, watchers=watchers, storage=storage)
+    for line in run(bench):
         typer.echo(line)
 
 

@@ -20,13 +20,19 @@ def bench(*args: str) -> list[str]:
     return done.stdout.splitlines()
 
 
-def test_apiserver_benchmark_prints_rates_and_fan_out() -> None:
-    lines = bench("apiserver", "--seconds", "0.5", "--clients", "2", "--watchers", "20")
+@pytest.mark.parametrize(
+    ("storage", "hub"), [pytest.param("sqlite", "hub"), pytest.param("etcd", "hub on etcd")]
+)
+def test_apiserver_benchmark_prints_rates_and_fan_out(storage: str, hub: str) -> None:
+    lines = bench(
+        "apiserver", "--seconds", "0.5", "--clients", "2", "--watchers", "20", "--storage", storage
+    )
     assert len(lines) == 7
     assert re.match(
-        r"hub GET configmap \(2 clients\): [\d,]+ req/s, p50 [\d.]+ ms, p99 [\d.]+ ms", lines[0]
+        rf"{hub} GET configmap \(2 clients\): [\d,]+ req/s, p50 [\d.]+ ms, p99 [\d.]+ ms",
+        lines[0],
     )
-    assert lines[1].startswith("hub PUT configmap, durable")
+    assert lines[1].startswith(f"{hub} PUT configmap, durable")
     assert lines[2].startswith("durable writes with group commit (8 clients)")
     assert re.match(r"watch fan-out to 20 watchers \(20 writes\): p50 \d+ ms, p99 \d+ ms", lines[3])
     assert lines[4].startswith("bare aiohttp TLS GET, baseline (2 clients)")
