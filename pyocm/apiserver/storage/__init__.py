@@ -12,6 +12,11 @@ Read in this order:
   thread with group commit, error translation).
 - :mod:`~pyocm.apiserver.storage.memory`: a ``Log`` that commits at once, for tests and
   the simulator.
+- :mod:`~pyocm.apiserver.storage.fanout`: the in-process watchers' bounded queues, fed
+  by every backend.
+- :mod:`~pyocm.apiserver.storage.etcd`: etcd v3 as the store (etcd's revisions and
+  compare-and-swap, one watch feeding hooks and watchers), over
+  :mod:`~pyocm.apiserver.storage.etcdgateway`, a client of etcd's JSON gateway.
 - :mod:`~pyocm.apiserver.storage.backends`: ``open_backend(url)``, the table from URL
   scheme to store.
 
