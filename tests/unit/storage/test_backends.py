@@ -132,9 +132,9 @@ def test_etcd_url_names_the_members_in_order_with_kube_apiservers_option_names()
 
 
 def test_invalid_option_values_raise_value_error() -> None:
-    with pytest.raises(ValueError, match="^etcd_keyfile needs etcd_certfile$"):
+    with pytest.raises(ValueError, match=r"^etcd_keyfile needs etcd_certfile$"):
         backends.open_backend("etcd://h:1", etcd_keyfile="/k")
-    with pytest.raises(ValueError, match="^etcd_compaction_interval must not be negative$"):
+    with pytest.raises(ValueError, match=r"^etcd_compaction_interval must not be negative$"):
         backends.open_backend("etcd://h:1", etcd_compaction_interval=-1)
     with pytest.raises(ValueError, match=r"^synchronous must be FULL or NORMAL, not 'OFF'$"):
         backends.open_backend("sqlite:///x.db", synchronous="OFF")
