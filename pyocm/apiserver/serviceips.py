@@ -25,27 +25,29 @@ the same with 10 Services stored or 10,000:
   nothing. A write cancelled while in flight may still land, so its reservation is kept
   for :data:`HOLD_SECONDS` instead.
 
-Shared storage: if several servers wrote to one store, each would learn the others'
-Services only if the backend delivered their commits to commit hooks (today's backends
-see only their own process's writes). Even then, two servers could hand out the same
-value to writes in flight at the same time: reservations are per server. kube closes
-that gap by storing the allocation itself (a bitmap, or one IPAddress object per
-address) with compare-and-swap; this module does not. Storage holding duplicates (from
-such a race or older data) is still tracked exactly: a value is free once no stored
-Service holds it.
+Shared storage (several API server replicas on one etcd): commit hooks see every
+replica's writes, so what is stored is known everywhere, but reservations are per
+process. As kube stores its allocation with compare-and-swap, a replica then also
+claims each value it gives in storage (:mod:`serviceclaims`) before the write goes
+on; a value another replica's write has claimed is picked again (or, asked for,
+refused as allocated). Storage holding duplicates (from older data) is still tracked
+exactly: a value is free once no stored Service holds it.
 """
 
 from __future__ import annotations
 
 import asyncio
+import copy
 import ipaddress
 import random
 from collections import deque
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
+from pyocm.apiserver import serviceclaims
 from pyocm.apiserver.admission.chain import BasePlugin, Operation, Request
 from pyocm.apiserver.registry import codec
+from pyocm.apiserver.storage.errors import StorageError
 from pyocm.apiserver.storage.interface import Event, EventType, KeyValue
 from pyocm.base.clock import Clock, RealClock
 from pyocm.kube import status
@@ -64,6 +66,11 @@ _RANDOM_TRIES = 64
 #: How long the values of a write cancelled in flight stay reserved: its outcome is
 #: unknown to the canceller, and a store write is never called back.
 HOLD_SECONDS = 300.0
+#: Allocations tried when other replicas' writes claim the values picked first.
+CLAIM_ATTEMPTS = 8
+#: How long a value another replica claimed is not picked here: its write ends within
+#: moments, and then a stored Service holds it or it is free again.
+FOREIGN_SECONDS = 5.0
 
 
 @dataclass(frozen=True)
@@ -104,6 +111,9 @@ class _Owners(Generic[V]):
             if not owners:
                 del self._by_value[value]
 
+    def held_by_any(self, value: V) -> bool:
+        return value in self._by_value
+
     def held_by_other(self, value: V, key: str) -> bool:
         owners = self._by_value.get(value)
         return owners is not None and (len(owners) > 1 or key not in owners)
@@ -118,6 +128,7 @@ class _Reservation:
 
     ips: list[str] = field(default_factory=list)
     ports: list[int] = field(default_factory=list)
+    claimed: serviceclaims.Claimed = field(default_factory=serviceclaims.Claimed)
 
 
 class ServiceIPs(BasePlugin):
@@ -133,7 +144,9 @@ class ServiceIPs(BasePlugin):
         *,
         rng: random.Random | None = None,
         clock: Clock | None = None,
+        shared: bool = False,
     ) -> None:
+        """``shared``: other API servers write to the same store (etcd)."""
         self._state = state
         self._rng = rng or random.Random()
         self._clock = clock or RealClock()
@@ -146,6 +159,11 @@ class ServiceIPs(BasePlugin):
         self._reserved_ips: dict[str, _Reservation] = {}
         self._reserved_ports: dict[int, _Reservation] = {}
         self._kept: deque[tuple[float, _Reservation]] = deque()
+        #: On shared storage: claims in storage, and the values other replicas' writes
+        #: were found to have claimed (until when they are not picked here).
+        self._claims = serviceclaims.Claims(state.store.backend) if shared else None
+        self._foreign: dict[str | int, float] = {}
+        self._releasing: set[asyncio.Task[None]] = set()
 
     async def start(self) -> None:
         """Learn every stored Service's values, then follow storage commits.
@@ -188,6 +206,20 @@ class ServiceIPs(BasePlugin):
         spec = request.obj.get("spec")
         if not isinstance(spec, dict) or spec.get("type") == "ExternalName":
             return
+        if self._claims is None:
+            self._allocate(request, spec)
+            return
+        asked = copy.deepcopy(spec)
+        for _ in range(CLAIM_ATTEMPTS):
+            taken = self._allocate(request, spec)
+            if taken is None or await self._claim(taken):
+                return
+            spec.clear()  # picked values another replica claimed meanwhile: again
+            spec.update(copy.deepcopy(asked))
+        raise status.internal("failed to allocate: other API servers claimed every value tried")
+
+    def _allocate(self, request: Request, spec: Obj) -> _Reservation | None:
+        """Give the write its values and reserve them here (None: nothing reserved)."""
         self._expire()
         # Nothing below awaits: the checks and the reservation are one step.
         key = request.resource.key(namespace=request.namespace, name=request.name)
@@ -199,12 +231,49 @@ class ServiceIPs(BasePlugin):
         if errors:
             raise status.invalid_object(kind="Service", group="", name=request.name, errors=errors)
         if request.ctx.dry_run or not (taken.ips or taken.ports):
-            return
+            return None
         for ip in taken.ips:
             self._reserved_ips[ip] = taken
         for port in taken.ports:
             self._reserved_ports[port] = taken
         request.when_finished(lambda error: self._finished(taken, error))
+        return taken
+
+    async def _claim(self, taken: _Reservation) -> bool:
+        """Claim ``taken``'s values in shared storage. False (claims dropped, values
+        released here and kept from picks for a moment) if another replica holds one:
+        claimed by a write in flight, or, learnt once the claim made this process
+        current up to it, by a Service stored meanwhile."""
+        assert self._claims is not None
+        values: list[tuple[str | int, str]] = [
+            *((ip, serviceclaims.ip_key(ip)) for ip in taken.ips),
+            *((port, serviceclaims.port_key(port)) for port in taken.ports),
+        ]
+        try:
+            lost = [
+                value
+                for value, key in values
+                if not await self._claims.claim(key, taken.claimed) or self._stored_elsewhere(value)
+            ]
+        except StorageError as err:  # the write cannot be made either: as the store says it
+            self._release(taken)
+            await self._claims.release(taken.claimed)
+            raise status.ApiError(
+                code=503, reason="ServiceUnavailable", message=f"storage unavailable: {err}"
+            ) from None
+        if not lost:
+            return True
+        until = self._clock.monotonic() + FOREIGN_SECONDS
+        for value in lost:
+            self._foreign[value] = until
+        self._release(taken)
+        await self._claims.release(taken.claimed)
+        return False
+
+    def _stored_elsewhere(self, value: str | int) -> bool:
+        if isinstance(value, str):
+            return self._ips.held_by_any(value)
+        return self._ports.held_by_any(value)
 
     # --- what is stored ------------------------------------------------------------
 
@@ -239,9 +308,14 @@ class ServiceIPs(BasePlugin):
 
     def _finished(self, taken: _Reservation, error: BaseException | None) -> None:
         if isinstance(error, asyncio.CancelledError):
+            # Its claims in storage stay too, and expire as this hold does.
             self._kept.append((self._clock.monotonic() + HOLD_SECONDS, taken))
-        else:
-            self._release(taken)
+            return
+        self._release(taken)
+        if self._claims is not None and taken.claimed.keys:
+            task = asyncio.get_running_loop().create_task(self._claims.release(taken.claimed))
+            self._releasing.add(task)
+            task.add_done_callback(self._releasing.discard)
 
     def _expire(self) -> None:
         now = self._clock.monotonic()
@@ -257,10 +331,23 @@ class ServiceIPs(BasePlugin):
                 del self._reserved_ports[port]
 
     def _ip_taken(self, ip: str, key: str) -> bool:
-        return ip in self._reserved_ips or self._ips.held_by_other(ip, key)
+        return ip in self._reserved_ips or self._ips.held_by_other(ip, key) or self._is_foreign(ip)
 
     def _port_taken(self, port: int, key: str) -> bool:
-        return port in self._reserved_ports or self._ports.held_by_other(port, key)
+        return (
+            port in self._reserved_ports
+            or self._ports.held_by_other(port, key)
+            or self._is_foreign(port)
+        )
+
+    def _is_foreign(self, value: str | int) -> bool:
+        until = self._foreign.get(value)
+        if until is None:
+            return False
+        if until <= self._clock.monotonic():
+            del self._foreign[value]
+            return False
+        return True
 
     # --- allocation ----------------------------------------------------------------
 
