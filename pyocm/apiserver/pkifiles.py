@@ -4,11 +4,19 @@
 approved CSRs, as OCM requires), the serving certificate (re-issued when the listen
 host is not among its names or it nears expiry), the admin client certificate (group
 ``system:masters``) and the service-account token signing key. Files are 0600.
+
+API server replicas on one etcd share one data directory (they run on one host,
+sharing a port): they must trust and sign with the same CA and verify each other's
+service-account tokens. An exclusive lock on ``pki/.lock`` makes the first replica
+create the files and every other one, started at the same moment, read them.
 """
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -41,6 +49,23 @@ def load_or_create(config: ServerConfig) -> HubPki:
     pki = config.pki_dir
     pki.mkdir(parents=True, exist_ok=True)
     os.chmod(pki, 0o700)
+    with locked(pki):
+        return _load_or_create(config, pki)
+
+
+@contextlib.contextmanager
+def locked(pki: Path) -> Iterator[None]:
+    """Hold the data directory's key lock: one process at a time creates or renews keys
+    (and writes files derived from them, such as the admin kubeconfig)."""
+    fd = os.open(pki / ".lock", os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # closing releases the lock
+
+
+def _load_or_create(config: ServerConfig, pki: Path) -> HubPki:
     ca = _ca(pki)
     hosts = serving_hosts(config)
     serving_cert, serving_key = pki / "serving.crt", pki / "serving.key"

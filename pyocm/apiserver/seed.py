@@ -4,6 +4,11 @@
 Run at every start. Missing objects are created; default roles and bindings annotated
 ``rbac.authorization.kubernetes.io/autoupdate: "true"`` are put back to their defaults
 (as kube-apiserver reconciles them); everything else is left as the admin changed it.
+
+API server replicas on one etcd may seed at the same moment: an object another replica
+created first counts as found (then reconciled), and an update that lost a race to
+another replica's is tried again on what that one stored, as kube's reconciler retries
+on conflict.
 """
 
 from __future__ import annotations
@@ -69,7 +74,22 @@ def _info(state: ServerState, obj: Obj) -> ResourceInfo:
     raise LookupError(f"no resource serves {api_version} {obj['kind']}")
 
 
+#: Writes lost to other replicas' before one is given up (each loss means another
+#: replica wrote the same object in between: a few are plenty).
+ATTEMPTS = 5
+
+
 async def ensure(state: ServerState, obj: Obj, *, reconcile: bool = False) -> None:
+    for attempt in range(ATTEMPTS):
+        try:
+            await _ensure(state, obj, reconcile=reconcile)
+            return
+        except status.ApiError as err:
+            if err.reason not in ("AlreadyExists", "Conflict") or attempt == ATTEMPTS - 1:
+                raise
+
+
+async def _ensure(state: ServerState, obj: Obj, *, reconcile: bool) -> None:
     info = _info(state, obj)
     meta = obj["metadata"]
     namespace = str(meta.get("namespace") or "")
