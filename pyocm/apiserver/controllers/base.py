@@ -4,6 +4,11 @@ These controllers are part of the server (as kube-controller-manager's are part 
 cluster), so they read and write through the generic store directly. Their keys go
 through :class:`pyocm.base.queue.WorkQueue` (deduplicated while queued, one worker per
 key at a time, earliest delayed add wins); a failed key is retried after a fixed delay.
+
+With several API server replicas on one etcd, every replica keeps its controllers'
+indexes and queues current (storage commits feed them in every process) but only the
+one holding the controllers' Lease works its queues: :meth:`KeyedLoop.pause` and
+:meth:`KeyedLoop.start` hand the work over without losing a key.
 """
 
 from __future__ import annotations
@@ -42,6 +47,11 @@ class KeyedLoop:
         self._reconcile = reconcile
         self._retry_after = retry_after
         self._task: asyncio.Task[None] | None = None
+        #: The key being reconciled, put back in the queue when the worker is paused.
+        self._current: str | None = None
+        #: While held, :meth:`start` does not start the worker (a replica that does not
+        #: lead sets it before its controllers start).
+        self.held = False
 
     def add(self, key: str) -> None:
         self.queue.add(key)
@@ -50,7 +60,25 @@ class KeyedLoop:
         self.queue.add_after(key, delay)
 
     def start(self) -> None:
-        self._task = asyncio.create_task(self._run(), name=self.name)
+        """Work the queue (again, after :meth:`pause`), unless :attr:`held`."""
+        if not self.held and (self._task is None or self._task.done()):
+            self._task = asyncio.create_task(self._run(), name=self.name)
+
+    @property
+    def working(self) -> bool:
+        return self._task is not None and not self._task.done()
+
+    async def pause(self) -> None:
+        """Stop working the queue but keep it filling: a key cancelled in flight goes back
+        in, so whoever works the queue next reconciles it from the start."""
+        if self._task is None:
+            return
+        self._task.cancel()
+        await asyncio.gather(self._task, return_exceptions=True)
+        self._task = None
+        if self._current is not None:
+            self.queue.add(self._current)
+            self._current = None
 
     async def stop(self) -> None:
         """Drop queued and delayed keys and end the worker (cancelling a reconcile in
@@ -65,7 +93,9 @@ class KeyedLoop:
 
     async def _process(self, key: str) -> None:
         started = time.perf_counter()
+        self._current = key
         outcome = await self._outcome(key)
+        self._current = None
         self._stats.record(outcome, time.perf_counter() - started)
 
     async def _outcome(self, key: str) -> str:

@@ -1,4 +1,10 @@
-"""Starts and stops the server's own controllers together."""
+"""Starts and stops the server's own controllers together.
+
+On shared storage (several API server replicas on one etcd) they start as followers:
+indexes and queues kept current, nothing reconciled, until :meth:`Controllers.lead`
+(this replica took the controllers' Lease); :meth:`Controllers.follow` hands the work
+back when the Lease is lost. On its own a server leads from the start.
+"""
 
 from __future__ import annotations
 
@@ -31,9 +37,26 @@ class Controllers:
             EventTtl(state, clock=clock),
         ]
 
-    async def start(self) -> None:
+    async def start(self, *, leading: bool = True) -> None:
         for controller in self._all:
+            controller.loop.held = not leading
             await controller.start()
+
+    @property
+    def leading(self) -> bool:
+        return all(controller.loop.working for controller in self._all)
+
+    def lead(self) -> None:
+        """Work every controller's queue (this replica holds the Lease)."""
+        for controller in self._all:
+            controller.loop.held = False
+            controller.loop.start()
+
+    async def follow(self) -> None:
+        """Stop working the queues, keep them current (another replica leads)."""
+        for controller in self._all:
+            controller.loop.held = True
+            await controller.loop.pause()
 
     async def stop(self) -> None:
         for controller in self._all:
