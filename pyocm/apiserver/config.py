@@ -99,6 +99,9 @@ class ServerConfig:
     #: write, and a watch from before them gets 410 Gone (kube-apiserver compacts etcd
     #: every --etcd-compaction-interval, 5 minutes). 0 bounds the history by count only.
     compaction_interval: float = 300.0
+    #: Listen with SO_REUSEPORT, so several hub processes on one host share the port and
+    #: the kernel spreads new connections over them. Only with shared (etcd) storage.
+    reuse_port: bool = False
 
     def __post_init__(self) -> None:
         if not 0 < self.watch_bookmark_interval <= 60:
@@ -118,12 +121,23 @@ class ServerConfig:
             raise ValueError("min_request_timeout must be at least 1 second")
         if self.compaction_interval < 0:
             raise ValueError("compaction_interval must be 0 (by count only) or more")
+        if self.reuse_port and not self.shared_storage:
+            raise ValueError(
+                "--reuse-port and --replicas need shared storage (--storage etcd://HOST:PORT):"
+                " replicas on SQLite would each have a database of their own"
+            )
 
     @property
     def watch_history_seconds(self) -> float:
         """How long the store keeps a change for watches (``compaction_interval``, none
         when 0: the store's count bound alone applies)."""
         return self.compaction_interval or math.inf
+
+    @property
+    def shared_storage(self) -> bool:
+        """Whether other API server processes may serve the same store (etcd): the
+        server's controllers then run only while this process holds their Lease."""
+        return self.storage_url.startswith("etcd://")
 
     @property
     def storage_url(self) -> str:

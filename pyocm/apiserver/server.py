@@ -3,8 +3,9 @@
 ``HubServer.start()`` opens the key material and the store, registers the built-in
 resources, feeds the RBAC index and the CRD routes from storage commits, seeds what a
 fresh cluster has (namespaces, default RBAC, ``kube-public/cluster-info``), starts the
-in-process controllers, and listens with TLS requesting (not requiring) client
-certificates so tokens work too. ``stop()`` ends open watches, stops the controllers and
+in-process controllers (on shared storage as followers, until the caller's leader
+election calls :meth:`HubServer.lead_controllers`), and listens with TLS requesting
+(not requiring) client certificates so tokens work too. ``stop()`` ends open watches, stops the controllers and
 closes the store consistently.
 """
 
@@ -94,7 +95,7 @@ class HubServer:
             issuer=issuer,
             version=_version(self.config.kube_version),
         )
-        service_ips = serviceips.ServiceIPs(self.state)
+        service_ips = serviceips.ServiceIPs(self.state, shared=self.config.shared_storage)
         await service_ips.start()  # before any write: it follows Services from here on
         for plugin in [
             *admission_plugins.default_plugins(self.state),
@@ -112,7 +113,9 @@ class HubServer:
         await seed.seed(self.state, server_url=self.url)
         self._write_admin_kubeconfig(pki)
         self._controllers = controllers.Controllers(self.state)
-        await self._controllers.start()
+        # On shared storage other replicas may lead: the controllers follow until
+        # lead_controllers() (the caller holds kube-controller-manager's Lease).
+        await self._controllers.start(leading=not self.config.shared_storage)
         app = web.Application(client_max_size=0, handler_args={"max_field_size": 65536})
         app[STATE] = self.state
         app.router.add_route("*", "/{tail:.*}", dispatch.handle)
@@ -150,6 +153,10 @@ class HubServer:
         family = socket.AF_INET6 if ":" in self.config.host else socket.AF_INET
         sock = socket.socket(family, socket.SOCK_STREAM)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        if self.config.reuse_port:
+            # Replicas on one host bind the same port; the kernel hashes each new
+            # connection to one of their listening sockets.
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
         try:
             sock.bind((self.config.host, self.config.port))
         except OSError as err:
@@ -190,7 +197,23 @@ class HubServer:
             cert_pem=pki.admin_cert_pem,
             key_pem=pki.admin_key_pem,
         )
-        kubeconfig.write_kubeconfig(self.config.admin_kubeconfig, config)
+        with pkifiles.locked(self.config.pki_dir):  # replicas sharing the data directory
+            kubeconfig.write_kubeconfig(self.config.admin_kubeconfig, config)
+
+    @property
+    def controllers_leading(self) -> bool:
+        return self._controllers is not None and self._controllers.leading
+
+    def lead_controllers(self) -> None:
+        """Run the server's controllers (GC, CSR signer, namespace finalization, ...):
+        this replica holds their Lease."""
+        assert self._controllers is not None, "start() first"
+        self._controllers.lead()
+
+    async def follow_controllers(self) -> None:
+        """Stop running them (the Lease is lost), keeping their queues current."""
+        if self._controllers is not None:
+            await self._controllers.follow()
 
     async def stop(self) -> None:
         if self.state is None:

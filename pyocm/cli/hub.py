@@ -2,18 +2,26 @@
 
 The controllers and the CRD installer reach the server through its API with the admin
 kubeconfig, exactly as ``pyocm controller`` does against any other API server.
+
+On etcd, several hubs may serve one store: ``--reuse-port`` lets replicas on one host
+share the port (the kernel spreads connections over them, each process its own event
+loop and core), ``--replicas N`` starts N such processes and restarts one that dies, and
+the controllers run in one replica at a time under Lease leader election
+(:mod:`pyocm.cli.hubelection`).
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import re
 import signal
 import socket
+from collections.abc import Coroutine
 from datetime import timedelta
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
 import typer
 
@@ -24,6 +32,7 @@ from pyocm.apiserver.server import HubServer
 from pyocm.apiserver.storage.backends import open_backend
 from pyocm.apiserver.storage.errors import StorageError
 from pyocm.base.loop import run_main
+from pyocm.cli import hubelection, replicaset
 from pyocm.cli.common import fix_mmap_threshold, raise_open_file_limit, setup_logging
 from pyocm.local import crdinstall
 from pyocm.registration.hub.manager import HubOptions
@@ -146,6 +155,19 @@ def hub(
         " a watch from before them gets 410 Gone, after which clients list again"
         " (kube-apiserver's --etcd-compaction-interval); 0 keeps the last 100,000 changes.",
     ),
+    reuse_port: bool = typer.Option(
+        False,
+        "--reuse-port",
+        help="Share --listen's port with other hub replicas on this host (SO_REUSEPORT);"
+        " needs --storage etcd://.",
+    ),
+    replicas: int = typer.Option(
+        1,
+        "--replicas",
+        min=1,
+        help="Run N hub processes sharing --listen's port and --data-dir (a replica that"
+        " dies is started again); needs --storage etcd://.",
+    ),
     log_level: str = typer.Option("INFO", "--log-level"),
 ) -> None:
     """Run a hub API server in the foreground until Ctrl-C or SIGTERM."""
@@ -186,14 +208,18 @@ def hub(
     )
     try:
         check_storage(config)
+        check_replicas(config, replicas=replicas, reuse_port=reuse_port)
     except (ValueError, TypeError) as err:
         _fail(str(err))
+    if replicas > 1:
+        raise typer.Exit(replicaset.supervise(config, replicas=replicas))
+    config = dataclasses.replace(config, reuse_port=reuse_port)
     options = None
     if controllers:
         users = tuple(user.strip() for user in auto_approved_csr_users.split(",") if user.strip())
         options = HubOptions(feature_gates=gates, auto_approved_users=users, addons=addon_names)
     try:
-        check_port(host, port)
+        check_port(host, port, reuse_port=reuse_port)
         _run(config, options)
     except (OSError, StorageError) as err:  # a busy port; a full disk, a damaged store
         typer.echo(f"error: {err}", err=True)
@@ -220,7 +246,17 @@ def check_storage(config: ServerConfig) -> None:
     open_backend(config.storage_url, **config.storage_options())  # checks, does not open
 
 
-def check_port(host: str, port: int) -> None:
+def check_replicas(config: ServerConfig, *, replicas: int, reuse_port: bool) -> None:
+    """Replicas share the store: refuse them on SQLite, whose database is one process's."""
+    if (replicas > 1 or reuse_port) and not config.shared_storage:
+        flag = "--replicas" if replicas > 1 else "--reuse-port"
+        raise ValueError(
+            f"{flag} needs --storage etcd://HOST:PORT: a hub on SQLite is one process"
+            " (its database file cannot be shared by several)"
+        )
+
+
+def check_port(host: str, port: int, *, reuse_port: bool = False) -> None:
     """Bind HOST:PORT as the server will, then let it go: a port another process holds
     fails here, before the hub writes its keys and database into a data directory.
 
@@ -231,6 +267,8 @@ def check_port(host: str, port: int) -> None:
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     with socket.socket(family, socket.SOCK_STREAM) as sock:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        if reuse_port:  # replicas may hold it already: only a process without the option fails
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
         try:
             sock.bind((host, port))
         except OSError as err:
@@ -300,21 +338,29 @@ async def _serve(config: ServerConfig, options: HubOptions | None) -> None:
     await server.start()
     api = Api.from_kubeconfig(config.admin_kubeconfig)
     running: asyncio.Task[None] | None = None
+    electing: asyncio.Task[None] | None = None
+    identity = hubelection.replica_identity()
     try:
+        if config.shared_storage:
+            electing = asyncio.create_task(
+                hubelection.run_server_controllers(server, api, identity=identity),
+                name="server controllers election",
+            )
+            electing.add_done_callback(lambda task: _controllers_ended(task, stop))
         await crdinstall.install(api, crdinstall.ocm_crds())
         if options is not None:
-            running = asyncio.create_task(
-                hubmanager.build(api, options=options).run(), name="hub controllers"
-            )
+            running = asyncio.create_task(_hub_controllers(config, api, options, identity))
+            running.set_name("hub controllers")
             running.add_done_callback(lambda task: _controllers_ended(task, stop))
         print(f"pyocm hub listening on {server.url} (port {server.port})", flush=True)
         print(f"admin kubeconfig: {config.admin_kubeconfig}", flush=True)
         print(f"data directory: {config.data_dir}", flush=True)
         await stop.wait()
     finally:
-        if running is not None:
-            running.cancel()
-            await asyncio.gather(running, return_exceptions=True)
+        for task in (running, electing):
+            if task is not None:
+                task.cancel()
+                await asyncio.gather(task, return_exceptions=True)
         await api.close()
         await server.stop()
     print("pyocm hub stopped", flush=True)
@@ -325,6 +371,15 @@ async def _serve(config: ServerConfig, options: HubOptions | None) -> None:
         and running.exception() is not None
     ):
         raise SystemExit(1)  # the controllers failed: a supervisor should see it
+
+
+def _hub_controllers(
+    config: ServerConfig, api: Api, options: HubOptions, identity: str
+) -> Coroutine[Any, Any, None]:
+    """On shared storage under their Lease (other replicas may run them), else at once."""
+    if config.shared_storage:
+        return hubelection.run_hub_controllers(api, dataclasses.replace(options, identity=identity))
+    return hubmanager.build(api, options=options).run()
 
 
 def _controllers_ended(task: asyncio.Task[None], stop: asyncio.Event) -> None:
