@@ -25,6 +25,7 @@ import uuid
 from pyocm import hubmanager
 from pyocm.apiserver.server import HubServer
 from pyocm.kube import kinds
+from pyocm.kube.status import ApiError
 from pyocm.registration.hub.manager import LEADER_LEASE, LEADER_NAMESPACE, HubOptions
 from pyocm.runtime.client import Api
 from pyocm.runtime.ensure import ensure
@@ -78,7 +79,13 @@ async def run_server_controllers(server: HubServer, api: Api, *, identity: str) 
 async def run_hub_controllers(api: Api, options: HubOptions) -> None:
     """The OCM hub controllers under their Lease, campaigning again after a loss with
     controllers built anew; until cancelled."""
-    await ensure(api, kinds.NAMESPACE, {"metadata": {"name": LEADER_NAMESPACE}}, create_only=True)
+    try:
+        await ensure(
+            api, kinds.NAMESPACE, {"metadata": {"name": LEADER_NAMESPACE}}, create_only=True
+        )
+    except ApiError as err:
+        if err.code != 409:
+            raise  # 409: another replica starting with this one created it in between
     while True:
         elector = LeaderElector(
             api, namespace=LEADER_NAMESPACE, name=LEADER_LEASE, identity=options.identity
