@@ -79,7 +79,12 @@ def supervise(config: ServerConfig, *, replicas: int) -> int:
     finally:
         if port_holder is not None:
             port_holder.close()
-    return max(abs(int(process.returncode or 0)) for process in running)
+    # A replica still starting when the signal came ends by it: stopped as asked.
+    asked = {-signum for signum in stopping}
+    return max(
+        0 if process.returncode in asked else abs(int(process.returncode or 0))
+        for process in running
+    )
 
 
 def _reserve_port(host: str) -> socket.socket:

@@ -27,6 +27,7 @@ import pytest
 
 from pyocm.pki import csr, keys, kubeconfig
 from pyocm.testing import HubProcess
+from tests.cli import pyocm
 from tests.etcd import EtcdServer, etcd_server, free_port
 
 __all__ = ["etcd_server"]
@@ -41,14 +42,17 @@ LEADING = re.compile(
 class Replica:
     """One replica: its process and a connection the kernel gave to it."""
 
-    def __init__(self, hub: HubProcess) -> None:
+    def __init__(self, hub: HubProcess, *, pid: int | None = None) -> None:
         self.hub = hub
+        self._pid = pid
         self.conn: http.client.HTTPSConnection | None = None
         #: More connections the kernel gave to it.
         self.extra: list[http.client.HTTPSConnection] = []
 
     @property
     def pid(self) -> int:
+        if self._pid is not None:
+            return self._pid
         assert self.hub.proc is not None
         return self.hub.proc.pid
 
@@ -346,3 +350,55 @@ def test_services_created_through_both_replicas_at_once_get_distinct_values(
     with ThreadPoolExecutor(len(writers)) as pool:
         rounds = list(zip(*pool.map(contest, enumerate(writers)), strict=True))
     assert [codes.count(201) for codes in rounds] == [1] * 5
+
+
+def children(pid: int) -> set[int]:
+    """The live child processes of ``pid``."""
+    found = set()
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid and fields[0] != "Z":
+            found.add(int(stat.parent.name))
+    return found
+
+
+def test_hub_replicas_runs_n_processes_on_one_port_and_replaces_one_that_dies(
+    etcd_server: EtcdServer, tmp_path: Path
+) -> None:
+    prefix = f"/ha-{uuid.uuid4().hex}"
+    args = ["--storage", etcd_server.url, "--etcd-prefix", prefix, "--replicas", "2"]
+    hub = HubProcess(tmp_path / "hub", extra_args=[*args, "--no-controllers"]).start(timeout=120)
+    assert hub.proc is not None
+    supervisor = hub.proc.pid
+    try:
+        wait_for("two replicas", lambda: len(children(supervisor)) == 2)
+        first = children(supervisor)
+        info = kubeconfig.load_kubeconfig(hub.kubeconfig)
+        assert info.server == f"https://127.0.0.1:{hub.port}"  # the replicas' one port
+        # The kernel gives connections to the port to both.
+        replicas = [Replica(hub, pid=pid) for pid in first]
+        connect(hub.port, kubeconfig.client_ssl_context(info), replicas)
+        for replica in replicas:
+            assert replica.conn is not None
+            replica.conn.close()
+        os.kill(min(first), 9)
+        wait_for(
+            "the dead replica replaced",
+            lambda: len(children(supervisor)) == 2 and min(first) not in children(supervisor),
+        )
+        wait_for("the new replica serving", lambda: hub.log().count("pyocm hub listening") == 3)
+    finally:
+        code = hub.stop()
+    assert code == 0, hub.log()[-4000:]
+    assert not children(supervisor)
+
+
+def test_hub_replicas_are_refused_on_sqlite(tmp_path: Path) -> None:
+    for flag in (["--replicas", "2"], ["--reuse-port"]):
+        done = pyocm("hub", "--data-dir", str(tmp_path / "hub"), *flag)
+        assert done.returncode == 2
+        assert f"error: {flag[0]} needs --storage etcd://HOST:PORT" in done.stderr
+        assert not (tmp_path / "hub").exists()

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from pyocm.apiserver.config import ServerConfig
-from pyocm.cli.hub import check_storage, parse_interval
+from pyocm.cli.hub import check_replicas, check_storage, parse_interval
 
 
 @pytest.mark.parametrize("interval", [0.0, -1.0, 61.0])
@@ -79,3 +79,17 @@ def test_storage_options_follow_the_url_scheme() -> None:
 def test_hub_refuses_etcd_options_it_cannot_use(given: dict[str, str], error: str) -> None:
     with pytest.raises(ValueError, match=error):
         check_storage(ServerConfig(data_dir=Path("/d"), **given))  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("replicas", "reuse_port", "flag"), [(2, False, "--replicas"), (1, True, "--reuse-port")]
+)
+def test_replicas_are_refused_on_sqlite(replicas: int, reuse_port: bool, flag: str) -> None:
+    sqlite = ServerConfig(data_dir=Path("/d"))
+    with pytest.raises(ValueError, match=f"^{flag} needs --storage etcd://HOST:PORT"):
+        check_replicas(sqlite, replicas=replicas, reuse_port=reuse_port)
+    with pytest.raises(ValueError, match="need shared storage"):
+        ServerConfig(data_dir=Path("/d"), reuse_port=True)
+    etcd = ServerConfig(data_dir=Path("/d"), storage="etcd://h:1", reuse_port=True)
+    check_replicas(etcd, replicas=replicas, reuse_port=reuse_port)
+    assert etcd.shared_storage and not sqlite.shared_storage
