@@ -224,6 +224,37 @@ def test_replicas_start_together_and_serve_one_store_behind_one_port(
     code, answer = one.call("POST", "/apis/authorization.k8s.io/v1/subjectaccessreviews", review)
     assert code == 201, answer
     assert answer["status"]["allowed"] is True
+    # A CRD created through one is served by two the moment it is acknowledged.
+    crd = {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": "widgets.example.com"},
+        "spec": {
+            "group": "example.com",
+            "scope": "Namespaced",
+            "names": {"plural": "widgets", "singular": "widget", "kind": "Widget"},
+            "versions": [
+                {
+                    "name": "v1",
+                    "served": True,
+                    "storage": True,
+                    "schema": {"openAPIV3Schema": {"type": "object"}},
+                }
+            ],
+        },
+    }
+    code, answer = one.call("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crd)
+    assert code == 201, answer
+    widget = {"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w"}}
+    code, answer = two.call("POST", "/apis/example.com/v1/namespaces/default/widgets", widget)
+    assert code == 201, answer
+    # A watch without a resourceVersion through two, sent right after a delete through
+    # one, shows the object then its deletion, as kube's trailing watch cache does.
+    assert one.call("DELETE", f"{path}/written-through-one")[0] == 200
+    selector = "fieldSelector=metadata.name%3Dwritten-through-one"
+    code, text = two.call("GET", f"{path}?watch=1&{selector}&timeoutSeconds=1")
+    events = [json.loads(line) for line in text.splitlines() if line.strip()]
+    assert [e["type"] for e in events] == ["ADDED", "DELETED"]
 
 
 def approved_csr(name: str) -> Obj:
