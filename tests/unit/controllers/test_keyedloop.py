@@ -1,0 +1,42 @@
+"""The server's controller loop hands its work over between replicas: a held loop does
+not start, and a paused one puts the key it was reconciling back for the next term."""
+
+from __future__ import annotations
+
+import asyncio
+
+from pyocm.apiserver.controllers.base import KeyedLoop
+
+
+async def test_a_key_cancelled_in_flight_is_reconciled_again_after_a_pause() -> None:
+    started: list[str] = []
+    finished: list[str] = []
+    release = asyncio.Event()
+
+    async def reconcile(key: str) -> float | None:
+        started.append(key)
+        await release.wait()
+        finished.append(key)
+        return None
+
+    loop = KeyedLoop("test-loop", reconcile)
+    loop.held = True
+    loop.start()
+    loop.add("a")
+    await asyncio.sleep(0.01)
+    assert started == [] and not loop.working  # held: a follower reconciles nothing
+    loop.held = False
+    loop.start()
+    await asyncio.sleep(0.01)
+    assert started == ["a"]
+    await loop.pause()  # the Lease is lost while "a" is in flight
+    assert not loop.working and finished == []
+    release.set()
+    loop.start()  # the next term
+    for _ in range(100):
+        if finished:
+            break
+        await asyncio.sleep(0.01)
+    assert started == ["a", "a"]
+    assert finished == ["a"]
+    await loop.stop()
