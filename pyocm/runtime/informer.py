@@ -2,11 +2,14 @@
 
 The loop is client-go's reflector: list (every page) and replace the cache, then watch
 from the list's resourceVersion, applying events and remembering the newest version
-seen (bookmarks included). When the watch ends it is reopened from there. When the
-version is too old (410 Gone) or the watch breaks, the informer lists again and
-*diffs* the new list against the cache, so handlers hear about objects added,
-changed and deleted while it was not watching: a restarted watch alone replays adds
-but never the deletes of the gap.
+seen (bookmarks included). When the watch ends, or its connection breaks or is refused
+(a server restarting, a replica gone behind a shared address), it is reopened from
+there after a pause: the server replays every change since, deletions included, so a
+fleet whose server went away resumes instead of relisting, one LIST per informer at
+once (client-go's reflector re-watches from its last version in these cases too). When
+the version is too old (410 Gone) or the server refuses the watch, the informer lists
+again and *diffs* the new list against the cache, so handlers hear about objects added,
+changed and deleted while it was not watching.
 
 Handlers run synchronously in the informer's task; they are meant to map an object
 to work-queue keys and return, never to call the API.
@@ -84,6 +87,8 @@ class Informer:
         self._handlers: list[Handler] = []
         self._synced = asyncio.Event()
         self._version: str | None = None
+        #: Consecutive failures to list or watch: the pause before the next attempt.
+        self._failures = 0
 
     def add_handler(self, handler: Handler) -> None:
         """Call ``handler`` for every change from now on, after a replay of the cache."""
@@ -111,32 +116,34 @@ class Informer:
     async def run(self) -> None:
         """List and watch until cancelled."""
         resync = asyncio.create_task(self._resync_loop()) if self._resync else None
-        failures = 0
+        listed = False
         try:
             while True:
                 try:
-                    await self._list()
-                    failures = 0
+                    if not listed:
+                        await self._list()
+                        listed, self._failures = True, 0
                     await self._watch_until_broken()
                 except ApiError as err:
+                    listed = False
                     if err.code != 410:
-                        failures += 1
-                        log.log(
-                            self._level(failures), "%s: %s; listing again", self.kind, err.message
-                        )
+                        self._failures += 1
+                        log.log(self._level(), "%s: %s; listing again", self.kind, err.message)
                 except ApiConnectionError as err:
-                    failures += 1
-                    log.log(self._level(failures), "%s: %s", self.kind, err)
-                if failures:
-                    await self._clock.sleep(RELIST_BACKOFF.delay(failures - 1))
+                    # The server went away: once listed, watch again from the version
+                    # last seen (a relist would be one LIST per informer, all at once).
+                    self._failures += 1
+                    log.log(self._level(), "%s: %s", self.kind, err)
+                if self._failures:
+                    await self._clock.sleep(RELIST_BACKOFF.delay(self._failures - 1))
         finally:
             if resync is not None:
                 resync.cancel()
 
-    def _level(self, failures: int) -> int:
+    def _level(self) -> int:
         """A failure or two is routine (RBAC granted a moment later, a server
         restarting); more is news."""
-        return logging.WARNING if failures > self.quiet_failures else logging.INFO
+        return logging.WARNING if self._failures > self.quiet_failures else logging.INFO
 
     async def _list(self) -> None:
         listed = await self.api.list_all(
@@ -164,6 +171,7 @@ class Informer:
                 # agents that started together does not re-watch together ever after.
                 timeout_seconds=int(self._watch_timeout * (1 + random.random())),
             ):
+                self._failures = 0  # the watch works again
                 if event_type != "BOOKMARK":
                     self._apply(event_type, obj)
                 version = (obj.get("metadata") or {}).get("resourceVersion")
