@@ -4,7 +4,9 @@ A controller has one root kind. Its reconcile function gets a key of that kind, 
 the state of the world (from informer caches or the API), makes it right, and returns
 a :class:`Result`; it never sees the event that woke it, so missed or merged events
 cannot make it wrong. A raised exception retries the key with backoff; a Conflict from
-a concurrent writer is retried shortly, without backoff.
+a concurrent writer is retried shortly, without backoff. Unexpected exceptions are logged
+with their traceback (they are bugs); :class:`Waiting` and API errors are states of the
+world and get one line.
 """
 
 from __future__ import annotations
@@ -26,6 +28,15 @@ from pyocm.runtime.informer import Change, Informer
 Obj = dict[str, Any]
 log = logging.getLogger(__name__)
 CONFLICT_RETRY = 0.05
+
+
+class Waiting(Exception):
+    """The reconcile cannot finish until something else changes: an object it needs does
+    not exist yet (``kubectl apply -f dir/`` creates a referrer a moment before what it
+    names), or holds something it cannot act on until someone fixes it. An expected
+    state, not a bug: the controller logs the message as one line, without a traceback,
+    and retries the key with backoff as for any failure (upstream's controllers return
+    such errors from sync and the queue retries them, logged as one line)."""
 
 
 @dataclass(frozen=True)
@@ -124,6 +135,10 @@ class Controller:
                 self.queue.add_after(key, CONFLICT_RETRY)
                 return "error"
             log.warning("%s: %s: %s (%s)", self.name, key, err.message, err.reason)
+            self.queue.add_rate_limited(key)
+            return "error"
+        except Waiting as err:
+            log.warning("%s: %s: %s", self.name, key, err)
             self.queue.add_rate_limited(key)
             return "error"
         except Exception as err:

@@ -23,6 +23,7 @@ from typing import Any
 from pyocm.addon.hub import refs
 from pyocm.api import conditions, wellknown
 from pyocm.kube import timefmt
+from pyocm.runtime.controller import Waiting
 from pyocm.work import rollout
 
 Obj = dict[str, Any]
@@ -36,8 +37,10 @@ REASON_FAILED = "Failed"
 MAX_REQUEUE = 600.0
 
 
-class GraphError(Exception):
-    """A placement of the install strategy cannot be read or rolled out."""
+class GraphError(Waiting):
+    """A placement of the install strategy cannot be read or rolled out: it does not exist
+    yet, or its rollout strategy or decisions cannot be understood. Either is the state of
+    the objects (waited out, one line in the log), never a fault of this code."""
 
 
 def _ref(gr: refs.GR, desired: Obj) -> Obj:
