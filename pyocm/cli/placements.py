@@ -102,6 +102,11 @@ def create_placement(
     number: int = typer.Option(
         None, "--number", "--count", min=0, help="How many clusters to select (default: all)."
     ),
+    overwrite: bool = typer.Option(
+        False,
+        "--overwrite",
+        help="Replace the spec of a placement that exists already (without it, that is an error).",
+    ),
     kubeconfig: Path = _kubeconfig(),
 ) -> None:
     """Create a Placement selecting clusters of the given sets in a workspace namespace."""
@@ -113,13 +118,15 @@ def create_placement(
         "metadata": meta,
         "spec": spec,
     }
-    warnings, line = run(_create(kubeconfig, placement))
+    warnings, line = run(_create(kubeconfig, placement, overwrite=overwrite))
     for warning in warnings:
         typer.echo(f"warning: {warning}", err=True)
     typer.echo(line)
 
 
-async def _create(kubeconfig: Path | None, placement: Placement) -> tuple[list[str], str]:
+async def _create(
+    kubeconfig: Path | None, placement: Placement, *, overwrite: bool
+) -> tuple[list[str], str]:
     meta = placement["metadata"]
     name, namespace = str(meta["name"]), str(meta["namespace"])
     async with connect(kubeconfig) as api:
@@ -135,10 +142,25 @@ async def _create(kubeconfig: Path | None, placement: Placement) -> tuple[list[s
         try:
             await api.create(ocm.PLACEMENT, models.wire(placement))
         except ApiError as err:
-            if err.code == 409:
-                fail(f'placement "{name}" already exists in namespace "{namespace}"')
-            raise
+            if err.code != 409:
+                raise
+            if not overwrite:
+                fail(
+                    f'placement "{name}" already exists in namespace "{namespace}" '
+                    "(use --overwrite to replace its spec)"
+                )
+            await _replace_spec(api, placement)
+            return warnings, f'placement "{name}" updated in namespace "{namespace}"'
     return warnings, f'placement "{name}" created in namespace "{namespace}"'
+
+
+async def _replace_spec(api: Api, placement: Placement) -> None:
+    """``--overwrite``, as clusteradm's: the existing placement gets the new spec whole,
+    its metadata and status kept."""
+    meta = placement["metadata"]
+    current = await api.get(ocm.PLACEMENT, str(meta["name"]), namespace=meta.get("namespace"))
+    current["spec"] = models.wire(placement["spec"])
+    await api.update(ocm.PLACEMENT, current)
 
 
 async def _exists(api: Api, kind: Any, name: str, namespace: str | None = None) -> bool:

@@ -5,6 +5,11 @@ A ManifestWork lives in its cluster's namespace on the hub; the work agent of th
 cluster applies its manifests and reports back in its status. These commands write and
 read those objects only. Creating a work needs ``create`` on ``manifestworks`` in each
 cluster namespace (no default role grants it: the hub admin binds one).
+
+One difference from clusteradm: a work (or replica set) that exists already is an error
+and the command exits 1, as ``kubectl create`` does (clusteradm prints "already exists"
+and exits 0, so a script cannot tell that its manifests were not applied); --overwrite
+replaces its manifests, as clusteradm's does.
 """
 
 from __future__ import annotations
@@ -89,7 +94,9 @@ def create_work(
         "the work on each cluster the placement selects.",
     ),
     overwrite: bool = typer.Option(
-        False, "--overwrite", help="Replace the manifests of a work that exists already."
+        False,
+        "--overwrite",
+        help="Replace the manifests of a work that exists already (without it, that is an error).",
     ),
     kubeconfig: Path = _kubeconfig(),
 ) -> None:
@@ -115,12 +122,16 @@ def create_work(
         fail(str(err))
     if placement:
         where = _placement_ref(placement, namespace)
-        lines = [run(_create_set(kubeconfig, name, where, manifests, overwrite=overwrite))]
+        outcomes = [run(_create_set(kubeconfig, name, where, manifests, overwrite=overwrite))]
     else:
         targets = _cluster_names(clusters, flag="--clusters")
-        lines = run(_create(kubeconfig, name, targets, manifests, overwrite=overwrite))
-    for line in lines:
-        typer.echo(line)
+        outcomes = run(_create(kubeconfig, name, targets, manifests, overwrite=overwrite))
+    # As kubectl create: each object that exists already is an error and the command
+    # fails, while the others are still created.
+    for ok, line in outcomes:
+        typer.echo(line if ok else f"error: {line}", err=not ok)
+    if not all(ok for ok, _ in outcomes):
+        raise typer.Exit(1)
 
 
 def _placement_ref(text: str, namespace: str | None) -> tuple[str, str]:
@@ -151,10 +162,10 @@ async def _create_set(
     manifests: list[dict[str, Any]],
     *,
     overwrite: bool,
-) -> str:
+) -> tuple[bool, str]:
     """Create (or with ``overwrite`` update) the ManifestWorkReplicaSet ``name`` in the
     placement's namespace, as clusteradm: only the manifests and the placement reference
-    are set, the rest of an existing set is kept."""
+    are set, the rest of an existing set is kept. Whether it went well, and what was done."""
     namespace, placement = where
     async with connect(kubeconfig) as api:
         try:
@@ -168,7 +179,14 @@ async def _create_set(
         except ApiError as err:
             if err.code != 404:
                 raise
-            await api.create(
+            current = None
+        exists = (
+            f"manifestworkreplicaset {name} in namespace {namespace} already exists "
+            "(use --overwrite to replace its manifests)"
+        )
+        if current is None:
+            created = await _created(
+                api,
                 ocm.MANIFEST_WORK_REPLICA_SET,
                 {
                     "apiVersion": ocm.MANIFEST_WORK_REPLICA_SET.api_version,
@@ -180,18 +198,17 @@ async def _create_set(
                     },
                 },
             )
-            return f"create manifestworkreplicaset {name} in namespace {namespace}"
+            if created:
+                return True, f"create manifestworkreplicaset {name} in namespace {namespace}"
+            return False, exists
         if not overwrite:
-            return (
-                f"manifestworkreplicaset {name} in namespace {namespace} already exists "
-                "(use --overwrite to replace its manifests)"
-            )
+            return False, exists
         updated = models.view(ManifestWorkReplicaSet, current)
         template = updated["spec"].setdefault("manifestWorkTemplate", {})
         template.setdefault("workload", {})["manifests"] = manifests  # type: ignore[typeddict-item]
         updated["spec"]["placementRefs"] = [{"name": placement}]
         await api.update(ocm.MANIFEST_WORK_REPLICA_SET, models.wire(updated))
-        return f"update manifestworkreplicaset {name} in namespace {namespace}"
+        return True, f"update manifestworkreplicaset {name} in namespace {namespace}"
 
 
 async def _create(
@@ -201,7 +218,7 @@ async def _create(
     manifests: list[dict[str, Any]],
     *,
     overwrite: bool,
-) -> list[str]:
+) -> list[tuple[bool, str]]:
     async with connect(kubeconfig) as api:
         for cluster in clusters:  # every cluster first: nothing is written for a bad list
             await _check_cluster(api, cluster)
@@ -233,7 +250,10 @@ async def _check_cluster(api: Api, cluster: str) -> None:
 
 async def _put(
     api: Api, name: str, cluster: str, manifests: list[dict[str, Any]], *, overwrite: bool
-) -> str:
+) -> tuple[bool, str]:
+    """Create the work in ``cluster``, or with ``overwrite`` replace the manifests of the
+    one there. Whether it went well, and what was done."""
+    exists = f"work {name} in cluster {cluster} already exists (use --overwrite to replace its manifests)"
     try:
         current = await api.get(ocm.MANIFEST_WORK, name, namespace=cluster)
     except ApiError as err:
@@ -245,15 +265,27 @@ async def _put(
             "metadata": {"name": name, "namespace": cluster},
             "spec": {"workload": {"manifests": manifests}},
         }
-        await api.create(ocm.MANIFEST_WORK, models.wire(work))
-        return f"create work {name} in cluster {cluster}"
+        if await _created(api, ocm.MANIFEST_WORK, models.wire(work)):
+            return True, f"create work {name} in cluster {cluster}"
+        return False, exists
     if not overwrite:
-        return f"work {name} in cluster {cluster} already exists (use --overwrite to replace its manifests)"
+        return False, exists
     # As clusteradm: only the manifests are replaced; the rest of the spec is kept.
     updated = models.view(ManifestWork, current)
     updated.setdefault("spec", {}).setdefault("workload", {})["manifests"] = manifests
     await api.update(ocm.MANIFEST_WORK, models.wire(updated))
-    return f"update work {name} in cluster {cluster}"
+    return True, f"update work {name} in cluster {cluster}"
+
+
+async def _created(api: Api, kind: Any, body: dict[str, Any]) -> bool:
+    """Create ``body``; False when the hub says it exists (made since it was looked up)."""
+    try:
+        await api.create(kind, body)
+    except ApiError as err:
+        if err.code == 409:
+            return False
+        raise
+    return True
 
 
 # --- get ---------------------------------------------------------------------------------

@@ -72,6 +72,9 @@ def cluster_selector(selector_type: str, labels: Mapping[str, str]) -> Selector:
 
 
 async def create_set(api: Api, name: str, selector: Selector) -> Outcome:
+    """Create the set; one that exists already is refused, as ``kubectl create`` refuses
+    it (clusteradm says "already created" and succeeds, so a script cannot tell that the
+    selector it asked for is not the one in force), naming its selector when it differs."""
     body: ManagedClusterSet = {"metadata": {"name": name}, "spec": {"clusterSelector": selector}}
     try:
         await api.create(ocm.MANAGED_CLUSTER_SET, models.wire(body))
@@ -80,11 +83,8 @@ async def create_set(api: Api, name: str, selector: Selector) -> Outcome:
             raise
         current = await api.get(ocm.MANAGED_CLUSTER_SET, name)
         found = _selector(models.view(ManagedClusterSet, current))
-        if found != selector:
-            raise ClusterSetError(
-                f"clusterset {name} already exists with another selector: {_describe(found)}"
-            ) from None
-        return Outcome(f"clusterset {name} already exists", changed=False)
+        other = f" with another selector: {_describe(found)}" if found != selector else ""
+        raise ClusterSetError(f"clusterset {name} already exists{other}") from None
     return Outcome(f"clusterset {name} created")
 
 

@@ -62,8 +62,10 @@ def test_the_walkthrough_with_pyocm(hub: HubProcess, unique: str) -> None:
     created = pyocm("create", "clusterset", name, *k)
     assert created.returncode == 0, created.stderr
     assert created.stdout.strip() == f"clusterset {name} created"
+    # As kubectl create: a set that exists already fails the command.
     again = pyocm("create", "clusterset", name, *k)
-    assert again.returncode == 0 and "already exists" in again.stdout
+    assert (again.returncode, again.stdout) == (1, "")
+    assert again.stderr.strip() == f"error: clusterset {name} already exists"
 
     def status_is(text: str) -> Callable[[], str | None]:
         def check() -> str | None:

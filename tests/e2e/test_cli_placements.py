@@ -113,9 +113,11 @@ async def test_create_get_and_delete(api: Api, k: list[str], workspace: str, uni
 
     again = pyocm("create", "placement", "web", "-n", workspace, "--clusterset", prod, *k)
     assert again.returncode == 1
-    assert (
-        again.stderr.strip() == f'error: placement "web" already exists in namespace "{workspace}"'
+    assert again.stderr.strip() == (
+        f'error: placement "web" already exists in namespace "{workspace}" '
+        "(use --overwrite to replace its spec)"
     )
+    assert (await api.get(ocm.PLACEMENT, "web", namespace=workspace))["spec"] == stored["spec"]
 
     assert (
         pyocm("create", "placement", "idle", "-n", workspace, "--clusterset", prod, *k).returncode
@@ -147,6 +149,20 @@ async def test_create_get_and_delete(api: Api, k: list[str], workspace: str, uni
     assert as_json["items"][0]["kind"] == "Placement"
     as_yaml = yaml.safe_load(pyocm("get", "placements", "-n", workspace, "-o", "yaml", *k).stdout)
     assert as_yaml["items"][1]["status"]["numberOfSelectedClusters"] == 10
+
+    # --overwrite, as clusteradm's: the spec replaced whole; the placement and its status kept.
+    overwritten = pyocm(
+        "create", "placement", "web", "-n", workspace, "--clusterset", prod, "--number", "1",
+        "--overwrite", *k,
+    )  # fmt: skip
+    assert overwritten.returncode == 0, overwritten.stderr
+    assert overwritten.stdout.strip() == f'placement "web" updated in namespace "{workspace}"'
+    replaced = await api.get(ocm.PLACEMENT, "web", namespace=workspace)
+    assert replaced["metadata"]["uid"] == stored["metadata"]["uid"]
+    assert replaced["spec"]["clusterSets"] == [prod]
+    assert replaced["spec"]["numberOfClusters"] == 1
+    assert "predicates" not in replaced["spec"]
+    assert replaced["status"]["numberOfSelectedClusters"] == 10
 
     deleted = pyocm("delete", "placement", "web", "-n", workspace, *k)
     assert deleted.returncode == 0, deleted.stderr

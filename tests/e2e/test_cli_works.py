@@ -97,11 +97,19 @@ async def test_create_get_and_delete_on_two_clusters(
         stored = await api.get(ocm.MANIFEST_WORK, name, namespace=cluster)
         assert stored["spec"]["workload"]["manifests"] == sent
 
-    again = pyocm("create", "work", name, "-f", manifests, "--clusters", c1, *k)
-    assert again.returncode == 0
-    assert again.stdout.strip() == (
-        f"work {name} in cluster {c1} already exists (use --overwrite to replace its manifests)"
+    # As kubectl create: an existing work fails the command, the other clusters get theirs.
+    c3 = f"{unique}-c"
+    await add_cluster(api, c3)
+    again = pyocm("create", "work", name, "-f", manifests, "--clusters", f"{c1},{c3}", *k)
+    assert again.returncode == 1
+    assert again.stderr.strip() == (
+        f"error: work {name} in cluster {c1} already exists "
+        "(use --overwrite to replace its manifests)"
     )
+    assert again.stdout.strip() == f"create work {name} in cluster {c3}"
+    made = await api.get(ocm.MANIFEST_WORK, name, namespace=c3)
+    assert made["spec"]["workload"]["manifests"] == sent
+    await api.delete(ocm.MANIFEST_WORK, name, namespace=c3)  # no agent: no finalizer to wait on
 
     # --overwrite replaces the manifests and keeps the rest of the spec.
     await api.patch(
@@ -373,9 +381,10 @@ async def test_replicaset_puts_the_work_on_the_placements_clusters(
         again = pyocm(
             "create", "work", name, "-r", "--placement", f"{namespace}/all", "-f", manifests, *k
         )
-        assert again.returncode == 0, again.stderr
-        assert again.stdout.strip() == (
-            f"manifestworkreplicaset {name} in namespace {namespace} already exists "
+        assert again.returncode == 1
+        assert again.stdout == ""
+        assert again.stderr.strip() == (
+            f"error: manifestworkreplicaset {name} in namespace {namespace} already exists "
             "(use --overwrite to replace its manifests)"
         )
         smaller = tmp_path / "smaller.yaml"
