@@ -21,6 +21,16 @@ Like the log-structured stores, and like kube-apiserver's watch cache, a watch r
 from the in-memory history only (``history_size``, ``history_max_age``): older, it gets
 ``Compacted`` even if etcd still has the changes. A list at a past revision is read from
 etcd but refused below the same floor, so lists and watches agree on what is retained.
+
+A process that starts beside others fills its history back from etcd: its watch starts
+up to ``history_size`` revisions before the present (or at etcd's compaction), and the
+changes before the start go to the history only, never to the hooks, which begin from
+the present. Clients of a replica that died then resume their watches on one that
+started a moment ago instead of relisting, one LIST per informer at once (a rolling
+restart of replicas would otherwise make half the fleet relist at every step). The
+older revisions become resumable once that back-fill is complete, which the watch shows
+by its first change past the start (or a progress notification): until then, as
+before, the history begins at the start.
 """
 
 from __future__ import annotations
@@ -106,6 +116,14 @@ class EtcdStore:
         self._revision = 0
         self._seen = 0
         self._history = _History(self.options, floor=0)
+        # The back-fill: changes up to _backfill_to (the revision at start) arriving
+        # through the watch, kept here until it has brought them all; None when done.
+        self._backfill: Batch | None = None
+        self._backfill_to = 0
+        self._backfill_floor = 0
+        # The newest revision the etcd watch brought (changes or progress): it resumes
+        # after it.
+        self._watched = 0
         self._watchers = Watchers(queue_size=self.options.watch_queue_size)
         self._hooks: list[CommitHook] = []
         self._waiters: list[tuple[int, int, asyncio.Future[None]]] = []  # a heap
@@ -129,6 +147,9 @@ class EtcdStore:
             now = revision_of(await self._gateway.call("/v3/kv/range", {"key": b64(self._root)}))
             self._revision = self._seen = now
             self._history = _History(self.options, floor=now)
+            self._backfill_to = now
+            self._backfill_floor = self._watched = max(0, now - self.options.history_size)
+            self._backfill = [] if self._backfill_floor < now else None
             created: asyncio.Future[None] = asyncio.get_running_loop().create_future()
             self._follower = asyncio.create_task(self._follow(created))
             try:
@@ -330,7 +351,7 @@ class EtcdStore:
             request = {
                 "key": b64(self._root + b"/"),
                 "range_end": b64(_prefix_end(self._root + b"/")),
-                "start_revision": str(self._revision + 1),
+                "start_revision": str(self._watched + 1),
                 "prev_kv": True,
                 "progress_notify": True,
             }
@@ -340,6 +361,8 @@ class EtcdStore:
                         created.set_result(None)
                     delay = 0.1
                 failure = errors.Unavailable("etcd ended the watch")
+            except _Refill:
+                continue  # at once, from etcd's compaction on
             except errors.Unavailable as err:
                 failure = err
             self._connected = False
@@ -356,6 +379,11 @@ class EtcdStore:
         """Take one WatchResponse; True when it says the watch was created."""
         if response.get("canceled"):
             compacted = int(response.get("compact_revision", 0))
+            if compacted and compacted <= self._backfill_to + 1 and self._backfill is not None:
+                # Only the back-fill's first part is gone: fill back from there.
+                self._backfill.clear()
+                self._backfill_floor = self._watched = compacted - 1
+                raise _Refill(f"etcd compacted to {compacted}")
             if compacted:
                 self._lose(compacted)
             reason = response.get("cancel_reason") or "no reason given"
@@ -365,10 +393,41 @@ class EtcdStore:
             return True
         events = response.get("events")
         if events:
-            self._deliver([self._event(event) for event in events])
+            batch = [self._event(event) for event in events]
+            self._watched = max(self._watched, batch[-1].revision)
+            if self._backfill is not None:
+                batch = self._fill(batch)
+            if batch:
+                self._deliver(batch)
         else:  # a progress notification: nothing up to its revision is left to send
-            self._advance(revision_of(response))
+            revision = revision_of(response)
+            self._watched = max(self._watched, revision)
+            if self._backfill is not None and revision >= self._backfill_to:
+                self._filled()
+            self._advance(revision)
         return False
+
+    def _fill(self, batch: Batch) -> Batch:
+        """Keep the back-fill's part of ``batch``; the rest, once it is complete."""
+        assert self._backfill is not None
+        cut = next(
+            (i for i, event in enumerate(batch) if event.revision > self._backfill_to),
+            len(batch),
+        )
+        self._backfill.extend(batch[:cut])
+        if cut < len(batch):
+            self._filled()
+        return batch[cut:]
+
+    def _filled(self) -> None:
+        """The back-fill is complete: watches may resume from its first revision on.
+        Nothing was delivered before it (its changes are all older), so the history is
+        the back-fill alone."""
+        assert self._backfill is not None
+        history = _History(self.options, floor=self._backfill_floor)
+        if self._backfill:
+            history.remember(self._backfill)
+        self._history, self._backfill = history, None
 
     def _deliver(self, batch: Batch) -> None:
         self._revision = max(self._revision, batch[-1].revision)
@@ -525,6 +584,10 @@ class EtcdStore:
             raise self._broken
 
     _check_writable = _check_watchable
+
+
+class _Refill(errors.Unavailable):
+    """The back-fill started before etcd's compaction: start it again from there."""
 
 
 class _History:

@@ -91,6 +91,71 @@ async def test_no_member_answering_is_unavailable_without_the_url() -> None:
         await store.get("/r/a")
 
 
+async def test_a_process_started_later_resumes_watches_from_before_its_start(
+    open_etcd: Callable[..., Any], etcd_server: EtcdServer
+) -> None:
+    # A replica that died gave its clients resourceVersions; one started a moment ago
+    # replays every change since (deletions too) from etcd's history, not 410 Gone.
+    one = await open_etcd()
+    before = await one.create("/b/x", b"x")
+    a = await one.create("/b/a", b"1")
+    a2 = await one.update("/b/a", b"2", expected_revision=a.mod_revision)
+    gone = await one.delete("/b/x")
+    late = backends.open_backend(etcd_server.url, etcd_prefix=one.settings.prefix)
+    hooked: list[Event] = []
+    late.add_commit_hook(hooked.extend)
+    await late.start()
+    try:
+        # Until the back-fill is known complete, the history begins at the start.
+        with pytest.raises(errors.Compacted):
+            await anext(late.watch("/b/", after_revision=before.mod_revision))
+        after = await late.create("/b/c", b"3")  # the watch's first change past the start
+        stream = late.watch("/b/", after_revision=before.mod_revision)
+        replayed = [await asyncio.wait_for(anext(stream), 5) for _ in range(4)]
+        assert replayed == [
+            Event(EventType.PUT, a, None),
+            Event(EventType.PUT, a2, a),
+            Event(EventType.DELETE, gone, before),
+            Event(EventType.PUT, after, None),
+        ]
+        # The hooks begin at the start: what came before it is in their caches already.
+        assert [e.kv.key for e in hooked] == ["/b/c"]
+    finally:
+        await late.close()
+
+
+async def test_the_back_fill_begins_at_etcds_compaction_or_history_size(tmp_path: Path) -> None:
+    server = start_etcd(tmp_path)  # its own: compaction is global to an etcd
+    stores: list[Backend] = []
+
+    async def open_(**options: Any) -> Backend:
+        store = backends.open_backend(server.url, etcd_prefix="/p", **options)
+        await store.start()
+        stores.append(store)
+        return store
+
+    try:
+        one = await open_()
+        written = [await one.create(f"/k/{i}", b"") for i in range(6)]
+        compacted = written[2].mod_revision
+        await one._call("/v3/kv/compaction", {"revision": str(compacted)})  # type: ignore[attr-defined]
+        late = await open_()
+        small = await open_(history_size=2)
+        last = await one.create("/k/last", b"")
+        await eventually(lambda: late.oldest_revision() == compacted - 1)
+        # history_size 2: the back-fill's last two, then the newest two are kept.
+        await eventually(lambda: small.oldest_revision() == written[-2].mod_revision)
+        with pytest.raises(errors.Compacted):
+            await anext(late.watch("/k/", after_revision=compacted - 2))
+        stream = late.watch("/k/", after_revision=compacted - 1)
+        replayed = [(await asyncio.wait_for(anext(stream), 5)).kv for _ in range(5)]
+        assert replayed == [*written[2:], last]
+    finally:
+        for store in stores:
+            await store.close()
+        server.stop()
+
+
 async def test_compaction_keeps_the_history_since_the_previous_tick(
     open_etcd: Callable[..., Any],
 ) -> None:
