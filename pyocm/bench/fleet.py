@@ -27,6 +27,11 @@ memory are its own; the simulator runs here, each cluster a real agent, or split
   template rolled out ProgressivePerGroup (time and hub CPU per decision group)
   (:mod:`pyocm.bench.template`). No add-on agent runs, not even a simulated one.
 
+``--storage etcd`` runs the hub on a throw-away 3-member etcd cluster started for the run
+(:mod:`pyocm.bench.etcdcluster`) and ``--replicas N`` runs N hub processes behind one
+port (``pyocm hub --replicas``); the report then adds the CPU of each process (every
+replica, every etcd member, the fleet's), and the etcd database for the SQLite file.
+
 Every simulated cluster runs the work agent beside registration, as a klusterlet does,
 and its agent's add-on side (a watch of its ManagedClusterAddOns) in every scenario.
 
@@ -48,8 +53,9 @@ import sqlite3
 import sys
 import tempfile
 import time
+import uuid
 from collections import Counter
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -58,7 +64,7 @@ from cryptography import x509
 
 from pyocm.api import conditions, wellknown
 from pyocm.api import kinds as ocm
-from pyocm.bench import addons, template, works
+from pyocm.bench import addons, etcdcluster, template, works
 from pyocm.bench.simulation import InProcess, Shards, Simulation, Snapshot
 from pyocm.bench.stats import bucketed, latencies, request_buckets
 from pyocm.kube import kinds, timefmt
@@ -93,6 +99,10 @@ class Scenario:
     sim_processes: int = 1
     #: ManifestWorks per cluster in the ``works`` scenario.
     works_per_cluster: int = 5
+    #: ``sqlite`` (the hub's default) or ``etcd`` (a 3-member etcd started for the run).
+    storage: str = "sqlite"
+    #: Hub processes behind one port (``pyocm hub --replicas``); more than one needs etcd.
+    replicas: int = 1
 
     @classmethod
     def named(
@@ -105,7 +115,13 @@ class Scenario:
         lease_seconds: int | None,
         sim_processes: int = 1,
         works_per_cluster: int = 5,
+        storage: str = "sqlite",
+        replicas: int = 1,
     ) -> Scenario:
+        if storage not in ("sqlite", "etcd"):
+            raise ValueError("--storage is sqlite or etcd")
+        if replicas > 1 and storage != "etcd":
+            raise ValueError("--replicas needs --storage etcd")
         if name not in SCENARIOS:
             raise ValueError(f"unknown scenario {name!r}; use one of {', '.join(SCENARIOS)}")
         if not 1 <= sim_processes <= clusters:
@@ -128,7 +144,14 @@ class Scenario:
             healthcheck_period=defaults[2],
             sim_processes=sim_processes,
             works_per_cluster=works_per_cluster,
+            storage=storage,
+            replicas=replicas,
         )
+
+    @property
+    def ha(self) -> bool:
+        """Whether the hub is not the default single process on SQLite."""
+        return self.storage != "sqlite" or self.replicas > 1
 
 
 @dataclass
@@ -139,21 +162,83 @@ class Report:
         self.lines.append(f"{label:<34} {value}")
 
 
-class ProcessStats:
-    """CPU seconds and RSS of one process, from /proc."""
+def cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / _TICKS
 
-    def __init__(self, pid: int) -> None:
+
+def rss_mib(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def children(pid: int) -> list[int]:
+    """``pid``'s child processes, read again each time (a dead replica is replaced)."""
+    with contextlib.suppress(OSError):
+        return [int(p) for p in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+    return []
+
+
+class ProcessStats:
+    """CPU seconds and RSS of one process, from /proc; with ``children``, of it and its
+    child processes together (``pyocm hub --replicas``: a supervisor and its replicas)."""
+
+    def __init__(self, pid: int, *, with_children: bool = False) -> None:
         self.pid = pid
+        self.with_children = with_children
+
+    def pids(self) -> list[int]:
+        return [self.pid, *(children(self.pid) if self.with_children else [])]
 
     def cpu_seconds(self) -> float:
-        fields = Path(f"/proc/{self.pid}/stat").read_text().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / _TICKS
+        return sum(_alive(cpu_seconds, pid) for pid in self.pids())
 
     def rss_mib(self) -> float:
-        for line in Path(f"/proc/{self.pid}/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-        return 0.0
+        return sum(_alive(rss_mib, pid) for pid in self.pids())
+
+
+def _alive(read: Callable[[int], float], pid: int) -> float:
+    """``read(pid)``, or 0 for a process that ended meanwhile."""
+    with contextlib.suppress(OSError):
+        return read(pid)
+    return 0.0
+
+
+class PerProcess:
+    """CPU of every process of the run by role, for an HA hub's report: each hub
+    replica, each etcd member, and the fleet (this process and its simulators)."""
+
+    def __init__(self, hub_pid: int, etcd: dict[str, int]) -> None:
+        self.hub_pid = hub_pid
+        self.etcd = etcd
+
+    def roles(self) -> dict[str, list[int]]:
+        roles = {f"hub {pid}": [pid] for pid in children(self.hub_pid)}
+        roles["hub supervisor"] = [self.hub_pid]
+        roles.update({f"etcd {name}": [pid] for name, pid in self.etcd.items()})
+        own = {self.hub_pid, *self.etcd.values()}
+        me = os.getpid()
+        roles["fleet"] = [me, *(pid for pid in children(me) if pid not in own)]
+        return roles
+
+    def sample(self) -> dict[str, float]:
+        return {
+            role: sum(_alive(cpu_seconds, pid) for pid in pids)
+            for role, pids in self.roles().items()
+        }
+
+    @staticmethod
+    def cores(before: dict[str, float], after: dict[str, float], seconds: float) -> str:
+        """Cores per role between two samples (roles present in both)."""
+        shown = [
+            f"{role} {(after[role] - before[role]) / seconds:.2f}"
+            for role in after
+            if role in before
+        ]
+        total = sum(after[r] - before[r] for r in after if r in before) / seconds
+        return f"{', '.join(shown)} (all {total:.2f} cores)"
 
 
 class UnknownWatch:
@@ -202,19 +287,77 @@ async def measured_hub(
             await asyncio.to_thread(hub.stop)
 
 
+@dataclass
+class Store:
+    """Where the hub stores, for the database lines of the report."""
+
+    data_dir: Path
+    etcd: etcdcluster.EtcdCluster | None = None
+    prefix: str = ""
+
+    def database(self) -> tuple[float, Counter[str]]:
+        if self.etcd is None:
+            return database(self.data_dir)
+        return self.etcd.db_mib(), self.etcd.keys(self.prefix)
+
+
+@contextlib.asynccontextmanager
+async def measured_ha_hub(
+    scenario: Scenario, *, extra_args: list[str]
+) -> AsyncIterator[tuple[HubProcess, ProcessStats, Store, PerProcess]]:
+    """The hub of an HA run: on a 3-member etcd started for it (``--storage etcd``), as
+    ``--replicas`` processes; its stats sum the supervisor and every replica."""
+    with tempfile.TemporaryDirectory(prefix="pyocm-bench-fleet-") as root:
+        folder = Path(root)
+        with etcdcluster.running(folder) as etcd:
+            prefix = f"/pyocm-bench-{uuid.uuid4().hex[:8]}"
+            args = ["--storage", etcd.url, "--etcd-prefix", prefix, *extra_args]
+            if scenario.replicas > 1:
+                args += ["--replicas", str(scenario.replicas)]
+            hub = HubProcess(folder / "hub", extra_args=args)
+            await asyncio.to_thread(hub.start)
+            try:
+                assert hub.proc is not None
+                pid = hub.proc.pid
+                members = {m.name: m.process.pid for m in etcd.members}
+                yield (
+                    hub,
+                    ProcessStats(pid, with_children=True),
+                    Store(hub.data_dir, etcd, prefix),
+                    PerProcess(pid, members),
+                )
+            finally:
+                await asyncio.to_thread(hub.stop)
+
+
 async def run(scenario: Scenario, *, command: str) -> Report:
     report = Report()
     report.add("command", command)
     extra_args = addons.HUB_ARGS if scenario.name == "addons" else None
     if extra_args:
         report.add("hub", f"pyocm hub {' '.join(extra_args)}")
+    if scenario.ha:
+        async with measured_ha_hub(scenario, extra_args=extra_args or []) as found:
+            hub, stats, store, per_process = found
+            report.add(
+                "hub processes",
+                f"{scenario.replicas} on a 3-member etcd (the hub figures sum them)",
+            )
+            await _measure(scenario, hub, stats, report, store=store, per_process=per_process)
+        return report
     async with measured_hub("pyocm-bench-fleet-", extra_args=extra_args) as (hub, stats):
-        await _measure(scenario, hub, stats, report)
+        await _measure(scenario, hub, stats, report, store=Store(hub.data_dir))
     return report
 
 
 async def _measure(
-    scenario: Scenario, hub: HubProcess, stats: ProcessStats, report: Report
+    scenario: Scenario,
+    hub: HubProcess,
+    stats: ProcessStats,
+    report: Report,
+    *,
+    store: Store,
+    per_process: PerProcess | None = None,
 ) -> None:
     options = FleetOptions(
         clusters=scenario.clusters,
@@ -241,6 +384,7 @@ async def _measure(
         watcher = asyncio.create_task(unknown.informer.run())
         try:
             await fleet.start()
+            each0 = per_process.sample() if per_process else {}
             cpu0, t0 = stats.cpu_seconds(), time.monotonic()
             seen = await _until_available(fleet, timeout=max(120.0, scenario.clusters / 5))
             joined_in = time.monotonic() - t0
@@ -256,37 +400,48 @@ async def _measure(
                 "hub CPU while joining",
                 f"{(stats.cpu_seconds() - cpu0) / joined_in:.2f} cores",
             )
+            if per_process:
+                each = PerProcess.cores(each0, per_process.sample(), joined_in)
+                report.add("CPU per process while joining", each)
             report.add("hub RSS after joining", f"{stats.rss_mib():.0f} MiB")
             await asyncio.sleep(min(10.0, scenario.lease_seconds))  # let the joins settle
-            size0, _ = database(hub.data_dir)
+            size0, _ = store.database()
             await fleet.record()
             unknown.counting = True
             metrics0 = await admin.text("/metrics")
+            each1 = per_process.sample() if per_process else {}
             cpu1, t1 = stats.cpu_seconds(), time.monotonic()
             if scenario.name == "rotation-storm":
-                await _storm(fleet, stats, report, timeout=scenario.duration)
+                await _storm(
+                    fleet, stats, report, timeout=scenario.duration, per_process=per_process
+                )
             await asyncio.sleep(max(0.0, scenario.duration - (time.monotonic() - t1)))
             window = time.monotonic() - t1
             seen = await fleet.snapshot()
             report.add("window", f"{window:.0f} s, lease every {scenario.lease_seconds} s")
             window_cores = (stats.cpu_seconds() - cpu1) / window
             report.add("hub CPU in the window", f"{window_cores:.2f} cores")
+            if per_process:
+                each = PerProcess.cores(each1, per_process.sample(), window)
+                report.add("CPU per process in the window", each)
             report.add("hub RSS at the end", f"{stats.rss_mib():.0f} MiB")
             report.add("lease renewal (agent's view)", latencies(sorted(seen.lease_seconds)))
             metrics1 = await admin.text("/metrics")
             put = {"resource": "leases", "verb": "PUT"}
-            report.add(
-                "lease update (hub handler time)",
-                bucketed(
+            if scenario.replicas == 1:
+                handled = bucketed(
                     request_buckets(metrics0, **put), request_buckets(metrics1, **put), within=0.05
-                ),
-            )
+                )
+            else:  # each /metrics read may land on another replica: no difference to take
+                handled = "not measured with replicas"
+            report.add("lease update (hub handler time)", handled)
             report.add("lease renewals failed", str(seen.lease_failed))
             report.add("Available -> Unknown transitions", str(unknown.transitions))
             if scenario.name == "rotation-storm":
                 report.add("renewal CSRs on the hub", await _renewals(admin))
-            size1, objects = database(hub.data_dir)
-            report.add("database", f"{size1:.1f} MiB (grew {size1 - size0:+.1f} MiB in the window)")
+            size1, objects = store.database()
+            label = "database" if store.etcd is None else "etcd database (largest member)"
+            report.add(label, f"{size1:.1f} MiB (grew {size1 - size0:+.1f} MiB in the window)")
             total = sum(objects.values())
             report.add("objects per cluster", f"{total / scenario.clusters:.1f} ({total} in all)")
             top = ", ".join(f"{k} {v}" for k, v in objects.most_common(6))
@@ -367,9 +522,17 @@ async def _works(
         await asyncio.gather(watching, return_exceptions=True)
 
 
-async def _storm(fleet: Simulation, stats: ProcessStats, report: Report, *, timeout: float) -> None:
+async def _storm(
+    fleet: Simulation,
+    stats: ProcessStats,
+    report: Report,
+    *,
+    timeout: float,
+    per_process: PerProcess | None = None,
+) -> None:
     """Every agent renews at once; wait until each has stored its new credential (or
     ``timeout``) and report how long that took and what the hub spent on it."""
+    each0 = per_process.sample() if per_process else {}
     cpu0, t0 = stats.cpu_seconds(), time.monotonic()
     await fleet.rotate()
     while True:
@@ -383,6 +546,10 @@ async def _storm(fleet: Simulation, stats: ProcessStats, report: Report, *, time
     report.add("certificates renewed at once", f"{len(done)} of {seen.rotating}, {last}")
     report.add("renewal (asked to stored)", latencies(done))
     report.add("hub CPU during the storm", f"{(stats.cpu_seconds() - cpu0) / took:.2f} cores")
+    if per_process:
+        report.add(
+            "CPU per process in the storm", PerProcess.cores(each0, per_process.sample(), took)
+        )
 
 
 async def _renewals(admin: Api) -> str:

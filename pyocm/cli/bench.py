@@ -73,8 +73,18 @@ def bench_fleet(
     works_per_cluster: int = typer.Option(
         5, "--works-per-cluster", min=1, help="ManifestWorks per cluster (works scenario)."
     ),
+    storage: str = typer.Option(
+        "sqlite",
+        "--storage",
+        help="The hub's store: sqlite, or etcd (a 3-member etcd cluster started for the run).",
+    ),
+    replicas: int = typer.Option(
+        1, "--replicas", min=1, help="Hub processes behind one port (needs --storage etcd)."
+    ),
 ) -> None:
     """A hub process, a simulated fleet, and what it costs the hub."""
+    if storage == "etcd" and shutil.which("etcd") is None:
+        fail("--storage etcd runs etcd, which is not installed (apt-get install etcd-server)")
     raise_open_file_limit()  # the simulator processes inherit it
     try:
         chosen = fleet.Scenario.named(
@@ -85,6 +95,8 @@ def bench_fleet(
             lease_seconds=lease_duration or None,
             sim_processes=sim_processes,
             works_per_cluster=works_per_cluster,
+            storage=storage,
+            replicas=replicas,
         )
     except ValueError as err:
         fail(str(err), code=2)

@@ -235,3 +235,21 @@ def test_placement_benchmark_refuses_an_unknown_policy() -> None:
         timeout=60,
     )
     assert done.returncode == 2 and "--policy must be one of steady-cpu, default" in done.stderr
+
+
+def test_fleet_benchmark_runs_the_hub_as_replicas_on_a_three_member_etcd() -> None:
+    lines = bench(
+        "fleet", "--scenario", "heartbeat-churn", "--clusters", "3", "--duration", "4",
+        "--storage", "etcd", "--replicas", "2",
+    )  # fmt: skip
+    report = {line[:35].strip(): line[35:] for line in lines}
+    assert report["hub processes"] == "2 on a 3-member etcd (the hub figures sum them)"
+    assert report["Available -> Unknown transitions"] == "0"
+    assert re.match(r"n=\d+ p50=\d+ ms", report["lease renewal (agent's view)"]), "leases every 2 s"
+    each = report["CPU per process in the window"]
+    roles = re.findall(r"(hub \d+|hub supervisor|etcd m\d|fleet) [\d.]+", each)
+    assert sorted(r for r in roles if r.startswith("etcd")) == ["etcd m0", "etcd m1", "etcd m2"]
+    assert len([r for r in roles if re.fullmatch(r"hub \d+", r)]) == 2, each
+    assert "fleet" in roles and "hub supervisor" in roles
+    assert re.match(r"[\d.]+ MiB", report["etcd database (largest member)"])
+    assert re.match(r"[\d.]+ \(\d+ in all\)", report["objects per cluster"])
