@@ -5,9 +5,11 @@ A Service that needs a cluster IP (any type but ExternalName) gets one from the 
 CIDR, ``10.96.0.0/12``, unless it asks for a free one itself or is headless
 (``clusterIP: None``); NodePort and LoadBalancer services get a node port per port from
 30000-32767. It runs where kube's registry does, between the strategy and validation;
-here that is the mutating admission step. Picks are random, from the upper part of the
-range as kube's dynamic allocation prefers (the lower 256 addresses are left to services
-that ask for one). Nothing routes to these addresses: no kube-proxy runs.
+here that is the mutating admission step. Picks are random, from the upper part of each
+range as kube's dynamic allocation prefers: the lower band (256 addresses, 86 node ports,
+30000-30085) is left to services that ask for a value, and given only once the rest is
+taken, so a port asked for there does not collide with one handed out before. Nothing
+routes to these addresses: no kube-proxy runs.
 
 What is in use is kept in memory, as kube keeps its allocation bitmaps, so a write costs
 the same with 10 Services stored or 10,000:
@@ -61,6 +63,9 @@ SERVICE_CIDR = ipaddress.ip_network("10.96.0.0/12")
 NODE_PORTS = range(30000, 32768)
 #: ``min(max(16, size/16), 256)``: the static band kube's allocator avoids.
 _STATIC_BAND = 256
+#: ``min(max(16, size/32), 128)``: the node ports kube's allocator gives last (its
+#: portallocator's calculateRangeOffset; 86 for the default range).
+_PORT_STATIC_BAND = min(max(16, len(NODE_PORTS) // 32), 128)
 #: Random picks tried before scanning the range (only a nearly full range gets there).
 _RANDOM_TRIES = 64
 #: How long the values of a write cancelled in flight stay reserved: its outcome is
@@ -424,11 +429,14 @@ class ServiceIPs(BasePlugin):
         def free(port: int) -> bool:
             return port not in chosen and not self._port_taken(port, key)
 
+        dynamic = range(NODE_PORTS.start + _PORT_STATIC_BAND, NODE_PORTS.stop)
         for _ in range(_RANDOM_TRIES):
-            candidate = self._rng.randrange(NODE_PORTS.start, NODE_PORTS.stop)
+            candidate = self._rng.randrange(dynamic.start, dynamic.stop)
             if free(candidate):
                 return candidate
-        left = [p for p in NODE_PORTS if free(p)]  # nearly full: scan
+        # Nearly full: scan the upper band, then the static one.
+        static = range(NODE_PORTS.start, dynamic.start)
+        left = [p for p in dynamic if free(p)] or [p for p in static if free(p)]
         if not left:
             raise status.internal("range is full: no node port is free in 30000-32767")
         return self._rng.choice(left)

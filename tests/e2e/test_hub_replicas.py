@@ -358,7 +358,10 @@ def test_services_created_through_both_replicas_at_once_get_distinct_values(
     assert len(set(ips)) == len(ips) == 40
     assert len(set(ports)) == len(ports) == 40
 
-    # Every writer asks for the same node port at the same moment: one gets it.
+    # Every writer asks for the same node port at the same moment: one gets it. Only if
+    # no Service above holds it: kube hands out 30000-30085 last, so these are free.
+    asked = range(30000, 30005)
+    assert not set(ports) & set(asked)
     barrier = threading.Barrier(len(writers))
 
     def contest(indexed: tuple[int, http.client.HTTPSConnection | None]) -> list[int]:
@@ -368,7 +371,7 @@ def test_services_created_through_both_replicas_at_once_get_distinct_values(
         for round_ in range(5):
             body = {
                 "metadata": {"name": f"asks-{i}-{round_}"},
-                "spec": {"type": "NodePort", "ports": [{"port": 80, "nodePort": 31000 + round_}]},
+                "spec": {"type": "NodePort", "ports": [{"port": 80, "nodePort": asked[round_]}]},
             }
             barrier.wait(timeout=60)
             code, answer = call(conn, "POST", "/api/v1/namespaces/default/services", body)

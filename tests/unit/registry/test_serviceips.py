@@ -132,6 +132,31 @@ async def test_creates_read_no_stored_service_once_started(hub: Hub) -> None:
     assert len({s["spec"]["ports"][0]["nodePort"] for s in made}) == 50
 
 
+async def test_picked_node_ports_leave_the_static_band_to_services_that_ask(hub: Hub) -> None:
+    """kube gives 30000-30085 (``min(max(16, 2768/32), 128)`` ports) last, so a port asked
+    for there is free however many were handed out: picks over the whole range took one
+    of five asked-for ports in about one run in fourteen of the replica test."""
+    made = [
+        await hub.create(f"s{i}", {"type": "NodePort", "ports": [{"port": 80}]}) for i in range(300)
+    ]
+    picked = [s["spec"]["ports"][0]["nodePort"] for s in made]
+    assert min(picked) >= 30086
+    for port in range(30000, 30005):  # and so every one of them is there to be asked for
+        assert (await hub.create(f"asks-{port}", node_port(port)))["spec"]["ports"][0][
+            "nodePort"
+        ] == port
+
+
+async def test_node_ports_come_from_the_static_band_once_the_rest_is_taken(hub: Hub) -> None:
+    upper = [
+        {"name": f"p{i}", "port": i + 1, "nodePort": port}
+        for i, port in enumerate(range(30086, 32768))
+    ]
+    await hub.create("upper", {"type": "NodePort", "ports": upper})
+    made = await hub.create("picks", {"type": "NodePort", "ports": [{"port": 80}]})
+    assert 30000 <= made["spec"]["ports"][0]["nodePort"] <= 30085
+
+
 async def test_a_deleted_services_ip_and_port_are_free_at_once(hub: Hub) -> None:
     await hub.create("a", {**with_ip("10.96.5.5"), **node_port(30080)})
     assert taken_ip("10.96.5.5") in await hub.refused("b", with_ip("10.96.5.5"))
