@@ -104,8 +104,13 @@ def add_webhook_certificates(manager: Manager, *, namespace: str, service: str) 
     )
     ours = {spec.signer_secret, spec.serving_secret, spec.bundle_configmap}
 
+    async def cached(kind: kinds.Kind) -> list[dict[str, object]]:
+        # The informers this controller watches hold every configuration and CRD: a
+        # reconcile (one per CRD status change) reads them instead of listing them again.
+        return watched[kind].store.objects()
+
     async def reconcile(_: str) -> None:
-        await sync(manager.api, spec, now=manager.clock.now())
+        await sync(manager.api, spec, now=manager.clock.now(), lister=cached)
         controller.enqueue(CERT_KEY, after=CERT_RESYNC)
 
     def one_key(_: dict[str, object]) -> list[str]:
@@ -117,10 +122,14 @@ def add_webhook_certificates(manager: Manager, *, namespace: str, service: str) 
     controller = manager.controller("webhook-cert-rotation", reconcile)
     for kind in (kinds.SECRET, kinds.CONFIGMAP):
         controller.watch(manager.informer(kind, namespace=namespace), one_key, predicate=named)
-    for kind in (
-        kinds.VALIDATING_WEBHOOK_CONFIGURATION,
-        kinds.MUTATING_WEBHOOK_CONFIGURATION,
-        kinds.CRD,
-    ):
-        controller.watch(manager.informer(kind), one_key)
+    watched = {
+        kind: manager.informer(kind)
+        for kind in (
+            kinds.VALIDATING_WEBHOOK_CONFIGURATION,
+            kinds.MUTATING_WEBHOOK_CONFIGURATION,
+            kinds.CRD,
+        )
+    }
+    for informer in watched.values():
+        controller.watch(informer, one_key)
     controller.enqueue(CERT_KEY)

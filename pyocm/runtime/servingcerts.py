@@ -22,8 +22,9 @@ Only the public CA certificate leaves the Secrets; keys are never logged.
 from __future__ import annotations
 
 import base64
+import copy
 import logging
-from collections.abc import Awaitable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -71,13 +72,24 @@ class ServingCertificates:
         return (f"{base}.svc", base, self.service, f"{base}.svc.cluster.local")
 
 
-async def sync(api: Api, spec: ServingCertificates, *, now: datetime | None = None) -> bytes:
+#: The objects of a kind the injection looks at: a listing from the API by default, a
+#: controller's informer cache when it has one (objects it must not change in place).
+Lister = Callable[[Kind], Awaitable[list[Obj]]]
+
+
+async def sync(
+    api: Api,
+    spec: ServingCertificates,
+    *,
+    now: datetime | None = None,
+    lister: Lister | None = None,
+) -> bytes:
     """Bring the Secrets, the bundle and every ``caBundle`` up to date; the bundle's PEM."""
     moment = (now or datetime.now(UTC)).astimezone(UTC)
     signer = await _signer(api, spec, moment)
     bundle = await _bundle(api, spec, signer, moment)
     await _serving(api, spec, signer, moment)
-    await inject(api, spec, bundle)
+    await inject(api, spec, bundle, lister=lister)
     return bundle
 
 
@@ -181,14 +193,24 @@ def _serving_ok(
 # --- caBundle ------------------------------------------------------------------------
 
 
-async def inject(api: Api, spec: ServingCertificates, bundle: bytes) -> None:
+async def inject(
+    api: Api, spec: ServingCertificates, bundle: bytes, *, lister: Lister | None = None
+) -> None:
     """Put ``bundle`` into every webhook and CRD conversion calling ``spec``'s Service."""
     encoded = base64.b64encode(bundle).decode()
+    listed = lister or _api_lister(api)
     for kind in WEBHOOK_CONFIGURATIONS:
-        for config in (await api.list(kind)).get("items") or []:
+        for config in await listed(kind):
             await _permitted(_inject_webhooks(api, kind, config, spec, encoded), kind, config)
-    for crd in (await api.list(kinds.CRD)).get("items") or []:
+    for crd in await listed(kinds.CRD):
         await _permitted(_inject_conversion(api, crd, spec, encoded), kinds.CRD, crd)
+
+
+def _api_lister(api: Api) -> Lister:
+    async def listed(kind: Kind) -> list[Obj]:
+        return list((await api.list(kind)).get("items") or [])
+
+    return listed
 
 
 async def _permitted(step: Awaitable[None], kind: Kind, obj: Obj) -> None:
@@ -208,17 +230,20 @@ async def _permitted(step: Awaitable[None], kind: Kind, obj: Obj) -> None:
 async def _inject_webhooks(
     api: Api, kind: Kind, config: Obj, spec: ServingCertificates, encoded: str
 ) -> None:
-    webhooks = config.get("webhooks") or []
-    changed = False
-    for webhook in webhooks:
-        client = webhook.get("clientConfig") or {}
-        if _calls(client, spec) and client.get("caBundle") != encoded:
-            client["caBundle"] = encoded
-            changed = True
-    if changed:
-        # A JSON merge patch would replace the whole list; the update carries the
-        # resourceVersion read, so a concurrent edit is retried, never overwritten.
-        await api.update(kind, config)
+    stale = [
+        index
+        for index, webhook in enumerate(config.get("webhooks") or [])
+        if _calls(webhook.get("clientConfig") or {}, spec)
+        and (webhook.get("clientConfig") or {}).get("caBundle") != encoded
+    ]
+    if not stale:
+        return
+    updated = copy.deepcopy(config)  # a cache's object is not ours to change
+    for index in stale:
+        updated["webhooks"][index]["clientConfig"]["caBundle"] = encoded
+    # A JSON merge patch would replace the whole list; the update carries the
+    # resourceVersion read, so a concurrent edit is retried, never overwritten.
+    await api.update(kind, updated)
 
 
 async def _inject_conversion(api: Api, crd: Obj, spec: ServingCertificates, encoded: str) -> None:

@@ -219,3 +219,22 @@ async def test_a_configuration_it_may_not_update_does_not_stop_the_others(
 
 def subject_account(namespace: str, name: str) -> dict[str, str]:
     return {"kind": "ServiceAccount", "name": name, "namespace": namespace}
+
+
+async def test_objects_from_a_cache_are_not_changed_in_place(api: Api, unique: str) -> None:
+    """The controller hands its informers' objects to the injection: those are the
+    caches' own, so the update is made from a copy."""
+    await api.create(kinds.NAMESPACE, {"metadata": {"name": unique}})
+    spec = ServingCertificates(
+        namespace=unique, service="hooks", serving_secret="hooks-serving-cert"
+    )
+    stored = await api.create(kinds.VALIDATING_WEBHOOK_CONFIGURATION, _webhooks(unique))
+    cached = {"items": [stored]}
+
+    async def lister(kind: Any) -> list[Obj]:
+        return cached["items"] if kind == kinds.VALIDATING_WEBHOOK_CONFIGURATION else []
+
+    bundle = await sync(api, spec, now=NOW, lister=lister)
+    assert "caBundle" not in stored["webhooks"][0]["clientConfig"]
+    got = await api.get(kinds.VALIDATING_WEBHOOK_CONFIGURATION, unique)
+    assert base64.b64decode(got["webhooks"][0]["clientConfig"]["caBundle"]) == bundle
