@@ -132,6 +132,12 @@ def kubectl_as(
     return run(server, f"--as={user}", *args, stdin=stdin)
 
 
+def accept_as(server: HubProcess, user: str) -> subprocess.CompletedProcess[str]:
+    """``user`` sets hubAcceptsClient on the cluster, as clusteradm accept does."""
+    patch = '{"spec":{"hubAcceptsClient":true}}'
+    return kubectl_as(server, user, "patch", "managedcluster", CLUSTER, "--type=merge", "-p", patch)
+
+
 async def _condition(
     api: Api, kind: Any, name: str, kind_type: str, *, namespace: str | None = None
 ) -> str | None:
@@ -163,16 +169,7 @@ async def test_the_agent_joins_and_is_available_once_accepted(
     )
 
     # Accepting needs managedclusters/accept: the validating webhook asks a SubjectAccessReview.
-    refused = kubectl_as(
-        bare_hub,
-        "mallory",
-        "patch",
-        "managedcluster",
-        CLUSTER,
-        "--type=merge",
-        "-p",
-        '{"spec":{"hubAcceptsClient":true}}',
-    )
+    refused = accept_as(bare_hub, "mallory")
     assert refused.returncode != 0
     assert "forbidden" in refused.stderr  # RBAC: mallory may not even patch
     await grant(hub, "cluster-patcher", subject("User", "mallory"), [
@@ -180,16 +177,7 @@ async def test_the_agent_joins_and_is_available_once_accepted(
     ])  # fmt: skip
 
     async def webhook_refuses() -> str:
-        done = kubectl_as(
-            bare_hub,
-            "mallory",
-            "patch",
-            "managedcluster",
-            CLUSTER,
-            "--type=merge",
-            "-p",
-            '{"spec":{"hubAcceptsClient":true}}',
-        )
+        done = accept_as(bare_hub, "mallory")
         assert "HubAcceptsClient" in done.stderr, done.stderr
         return done.stderr
 

@@ -5,6 +5,7 @@ replica's /metrics. All of them go through the replicas' one shared address."""
 
 from __future__ import annotations
 
+import abc
 import http.client
 import itertools
 import json
@@ -66,7 +67,7 @@ class Connection:
             self.conn = None
 
 
-class Probe(threading.Thread):
+class Probe(threading.Thread, abc.ABC):
     """A daemon thread repeating ``tick`` every ``period`` seconds until stopped."""
 
     period = 1.0
@@ -84,8 +85,9 @@ class Probe(threading.Thread):
             self._stopped.wait(due - time.monotonic())
         self.connection.close()
 
+    @abc.abstractmethod
     def tick(self) -> None:
-        raise NotImplementedError
+        """One probe: a write, a read; what the subclass measures."""
 
     def stop(self) -> None:
         self._stopped.set()
