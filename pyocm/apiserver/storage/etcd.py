@@ -2,11 +2,21 @@
 
 etcd's revisions are the store's revisions (resourceVersions), and etcd decides every
 write: a txn comparing the key's create or mod revision, so several API server processes
-can share one etcd. One prefix watch per process (with ``prev_kv``) feeds, in revision
-order, the commit hooks, an in-memory history that watches resume from, and the
-in-process watchers. A writer is answered only once its own revision has come back
-through that watch, so the hooks (RBAC, CRD routes, ...) have seen it, as the contract
-promises; another process's writes reach the hooks the same way.
+can share one etcd. One watch per process (with ``prev_kv``) feeds, in revision order,
+the state reads are served from, the commit hooks, an in-memory history that watches
+resume from, and the in-process watchers. A writer is answered only once its own
+revision has come back through that watch, so the hooks (RBAC, CRD routes, ...) have
+seen it, as the contract promises; another process's writes reach the hooks the same
+way.
+
+Reads are linearizable and served from memory, as kube-apiserver's consistent reads
+from its watch cache are: a read asks etcd for its current revision (one cheap read,
+shared by every read that comes while none is in flight) and waits until the watch has
+brought it, then answers from the state. So the watch covers etcd's whole keyspace,
+not only the prefix: a write elsewhere (another hub's prefix, the compactor's key)
+moves the revision too, and must come back for a read to stop waiting. A read whose
+revision the watch does not bring within ``FRESH_TIMEOUT`` (it is reconnecting, or
+the store is broken) reads etcd itself.
 
 Layout: store key ``k`` is etcd key ``etcd_prefix + k`` (every key starts with ``/``), so
 with the default prefix ``/registry`` the key ``/registry/core/namespaces/x`` is stored at
@@ -58,6 +68,7 @@ from pyocm.apiserver.storage.etcdgateway import (
 from pyocm.apiserver.storage.fanout import Watchers
 from pyocm.apiserver.storage.interface import CommitHook, Event, EventType, KeyValue
 from pyocm.apiserver.storage.logstructured import Options
+from pyocm.apiserver.storage.state import State, as_of
 
 log = logging.getLogger(__name__)
 
@@ -67,11 +78,16 @@ REQUEST_TIMEOUT = 30.0
 START_TIMEOUT = CLOSE_TIMEOUT = 10.0
 #: Keys per range request of a list (kube-apiserver pages its own lists too).
 PAGE_SIZE = 1000
+#: Seconds a read waits for the watch to bring what etcd had when it came, before it
+#: reads etcd instead (kube-apiserver's watch cache blocks as long, then falls back).
+FRESH_TIMEOUT = 3.0
 #: The key kube-apiserver's compactors agree through (outside any prefix, on purpose:
 #: compaction is global to an etcd cluster).
 COMPACT_REV_KEY = b"compact_rev_key"
 
 Batch = list[Event]
+#: (An alias because ``EtcdStore.list`` shadows the builtin inside the class.)
+KeyValues = list[KeyValue]
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,6 +132,11 @@ class EtcdStore:
         self._revision = 0
         self._seen = 0
         self._history = _History(self.options, floor=0)
+        # Every live key under the prefix as of _revision, which reads are served from.
+        self._state = State()
+        # The fence the next read joins, and the task asking etcd for fences.
+        self._fence: asyncio.Future[int] | None = None
+        self._fencing: asyncio.Task[None] | None = None
         # The back-fill: changes up to _backfill_to (the revision at start) arriving
         # through the watch, kept here until it has brought them all; None when done.
         self._backfill: Batch | None = None
@@ -146,6 +167,8 @@ class EtcdStore:
         try:
             now = revision_of(await self._gateway.call("/v3/kv/range", {"key": b64(self._root)}))
             self._revision = self._seen = now
+            _, kvs = await self._range_etcd(*self._span(""), revision=now)
+            self._state = State(kvs)
             self._history = _History(self.options, floor=now)
             self._backfill_to = now
             self._backfill_floor = self._watched = max(0, now - self.options.history_size)
@@ -173,6 +196,7 @@ class EtcdStore:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._idle.wait(), CLOSE_TIMEOUT)
         await _cancel(self._compactor)
+        await _cancel(self._fencing)
         await _cancel(self._follower)
         self._fail_waiters(closed)
         self._watchers.close()
@@ -202,9 +226,12 @@ class EtcdStore:
     def add_commit_hook(self, hook: CommitHook) -> None:
         self._hooks.append(hook)
 
-    # Reads: from etcd, linearizable.
+    # Reads: linearizable, from the state the watch keeps once it has brought what etcd
+    # had when the read came (kube-apiserver's consistent reads from its watch cache).
 
     async def get(self, key: str) -> KeyValue | None:
+        if await self._fresh():
+            return self._state.get(key)
         answer = await self._read({"key": self._key(key)})
         kvs = answer.get("kvs")
         return self._kv(kvs[0]) if kvs else None
@@ -215,7 +242,64 @@ class EtcdStore:
         floor = self._history.floor
         if 0 < revision < floor:
             raise errors.Compacted(requested=revision, oldest=floor)
+        if not await self._fresh(revision):
+            return await self._range_etcd(*self._span(prefix), revision=revision)
+        current = self._state.range(prefix)
+        if revision in (0, self._revision):
+            return self._revision, current
+        if revision < self._history.floor:  # forgotten while the read waited
+            raise errors.Compacted(requested=revision, oldest=self._history.floor)
+        return revision, as_of(current, self._history.replay(prefix, revision))
+
+    async def count(self, prefix: str) -> int:
+        if await self._fresh():
+            return self._state.count(prefix)
         start, end = self._span(prefix)
+        answer = await self._read({"key": b64(start), "range_end": b64(end), "count_only": True})
+        return int(answer.get("count", 0))
+
+    async def _fresh(self, revision: int = 0) -> bool:
+        """Wait until the state holds ``revision`` (0: every write etcd had acknowledged
+        when this was called). False if the watch did not get there within
+        ``FRESH_TIMEOUT`` (broken, or reconnecting): the caller reads etcd instead."""
+        self._check_open()
+        if self._broken is not None:
+            return False
+        if not revision:
+            if self._fence is None:
+                self._fence = asyncio.get_running_loop().create_future()
+                self._fence.add_done_callback(_retrieve)
+                if self._fencing is None:
+                    self._fencing = asyncio.create_task(self._ask_fences())
+            revision = await asyncio.shield(self._fence)
+        if revision <= self._revision:
+            return True
+        try:
+            await asyncio.wait_for(self._until(revision), FRESH_TIMEOUT)
+        except (TimeoutError, errors.Unavailable):
+            return False
+        return True
+
+    async def _ask_fences(self) -> None:
+        """Answer fences, one etcd read each, until none is waiting. A read that comes
+        while etcd is asked joins the next fence: etcd may have answered the one in
+        flight before that read's client was acknowledged a write. So concurrent reads
+        cost one etcd round trip together, and a read at most two."""
+        try:
+            while (fence := self._fence) is not None:
+                self._fence = None
+                try:
+                    fence.set_result(revision_of(await self._read({"key": b64(self._root)})))
+                except errors.StorageError as err:
+                    fence.set_exception(err)
+        finally:
+            self._fencing = None
+
+    async def _range_etcd(
+        self, start: bytes, end: bytes, *, revision: int
+    ) -> tuple[int, KeyValues]:
+        """Every key in ``[start, end)`` as of ``revision`` (0: now), read from etcd
+        page by page at one revision."""
         snapshot, kvs = revision, list[KeyValue]()
         while True:
             body: JSON = {"key": b64(start), "range_end": b64(end), "limit": str(PAGE_SIZE)}
@@ -226,18 +310,13 @@ class EtcdStore:
             except EtcdError as err:
                 if err.code != OUT_OF_RANGE:
                     raise
-                raise errors.Compacted(requested=snapshot, oldest=floor) from None
+                raise errors.Compacted(requested=snapshot, oldest=self._history.floor) from None
             snapshot = snapshot or revision_of(answer)
             page = answer.get("kvs") or []
             kvs.extend(self._kv(kv) for kv in page)
             if not answer.get("more") or not page:
                 return snapshot, kvs
             start = unb64(page[-1]["key"]) + b"\0"  # the next key after the page's last
-
-    async def count(self, prefix: str) -> int:
-        start, end = self._span(prefix)
-        answer = await self._read({"key": b64(start), "range_end": b64(end), "count_only": True})
-        return int(answer.get("count", 0))
 
     # Writes: compare-and-swap in etcd, answered once the watch brought them back.
 
@@ -303,7 +382,7 @@ class EtcdStore:
         return await self._gateway.call(path, body, timeout=timeout)
 
     async def _read(self, body: JSON) -> JSON:
-        self._check_open()
+        """A range request (its callers checked the store is open, or are starting it)."""
         answer = await self._call("/v3/kv/range", body)
         self._seen = max(self._seen, revision_of(answer))
         return answer
@@ -349,8 +428,8 @@ class EtcdStore:
         delay = 0.1
         while True:
             request = {
-                "key": b64(self._root + b"/"),
-                "range_end": b64(_prefix_end(self._root + b"/")),
+                "key": b64(b"\0"),  # with this range end: every key
+                "range_end": b64(b"\0"),
                 "start_revision": str(self._watched + 1),
                 "prev_kv": True,
                 "progress_notify": True,
@@ -393,12 +472,16 @@ class EtcdStore:
             return True
         events = response.get("events")
         if events:
-            batch = [self._event(event) for event in events]
-            self._watched = max(self._watched, batch[-1].revision)
+            # The watch covers etcd's whole keyspace, so that every revision comes back
+            # (a read waits for the one etcd named); other keys only move it on.
+            revision = int(events[-1]["kv"]["mod_revision"])
+            batch = [self._event(event) for event in events if self._ours(event)]
+            self._watched = max(self._watched, revision)
             if self._backfill is not None:
-                batch = self._fill(batch)
+                batch = self._fill(batch, revision)
             if batch:
                 self._deliver(batch)
+            self._advance(revision)
         else:  # a progress notification: nothing up to its revision is left to send
             revision = revision_of(response)
             self._watched = max(self._watched, revision)
@@ -407,15 +490,16 @@ class EtcdStore:
             self._advance(revision)
         return False
 
-    def _fill(self, batch: Batch) -> Batch:
-        """Keep the back-fill's part of ``batch``; the rest, once it is complete."""
+    def _fill(self, batch: Batch, revision: int) -> Batch:
+        """Keep the back-fill's part of ``batch`` (the watch is at ``revision``); the
+        rest, once it is complete."""
         assert self._backfill is not None
         cut = next(
             (i for i, event in enumerate(batch) if event.revision > self._backfill_to),
             len(batch),
         )
         self._backfill.extend(batch[:cut])
-        if cut < len(batch):
+        if revision > self._backfill_to:
             self._filled()
         return batch[cut:]
 
@@ -430,6 +514,8 @@ class EtcdStore:
         self._history, self._backfill = history, None
 
     def _deliver(self, batch: Batch) -> None:
+        for event in batch:
+            self._state.apply(event)
         self._revision = max(self._revision, batch[-1].revision)
         self._history.remember(batch)
         for hook in self._hooks:
@@ -563,6 +649,9 @@ class EtcdStore:
             key, unb64(kv.get("value")), int(kv.get("create_revision", 0)), int(kv["mod_revision"])
         )
 
+    def _ours(self, event: JSON) -> bool:
+        return unb64(event["kv"].get("key")).startswith(self._root + b"/")
+
     def _event(self, event: JSON) -> Event:
         prev = self._kv(event["prev_kv"]) if event.get("prev_kv") else None
         if event.get("type") == "DELETE":
@@ -634,6 +723,12 @@ class _History:
 def _compare(key: str, result: str, target: str, value: int) -> JSON:
     field = {"CREATE": "create_revision", "MOD": "mod_revision", "VERSION": "version"}[target]
     return {"key": key, "result": result, "target": target, field: str(value)}
+
+
+def _retrieve(future: asyncio.Future[int]) -> None:
+    """Mark a fence's failure seen: its readers may all have been cancelled."""
+    if not future.cancelled():
+        future.exception()
 
 
 def _prefix_end(prefix: bytes) -> bytes:

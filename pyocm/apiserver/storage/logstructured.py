@@ -35,6 +35,7 @@ from typing import Protocol
 from pyocm.apiserver.storage import errors
 from pyocm.apiserver.storage.fanout import Watchers, prefix_span
 from pyocm.apiserver.storage.interface import CommitHook, Event, EventType, KeyValue
+from pyocm.apiserver.storage.state import State, as_of
 
 log = logging.getLogger(__name__)
 
@@ -123,8 +124,7 @@ class LogStructured:
     def __init__(self, log: Log, *, options: Options | None = None) -> None:
         self.log = log
         self.options = options or Options()
-        self._state: dict[str, KeyValue] = {}
-        self._keys: list[str] = []  # sorted, for prefix ranges in O(log n)
+        self._state = State()
         self._pending: dict[str, tuple[Event, asyncio.Future[KeyValue]]] = {}
         self._waiters: dict[int, asyncio.Future[KeyValue]] = {}
         self._revision = 0
@@ -132,7 +132,7 @@ class LogStructured:
         self._history: deque[tuple[float, Event]] = deque()
         self._compacted = 0
         # For each key with an event in the history, the revision of its newest one; and,
-        # sorted, the keys whose newest event there is a delete. With _keys they tell a
+        # sorted, the keys whose newest event there is a delete. With the state's keys they tell a
         # watch of one object, resuming, that nothing happened to it without walking the
         # history (which holds minutes of every other object's writes).
         self._changed: dict[str, int] = {}
@@ -149,8 +149,7 @@ class LogStructured:
 
     async def start(self) -> None:
         recovered = await self.log.open(self)
-        self._state = {kv.key: kv for kv in recovered.kvs}
-        self._keys = sorted(self._state)
+        self._state = State(recovered.kvs)
         self._revision = self._assigned = self._compacted = recovered.revision
         self._state_error = None
 
@@ -188,27 +187,18 @@ class LogStructured:
 
     async def list(self, prefix: str, *, revision: int = 0) -> tuple[int, list[KeyValue]]:
         self._check_open()
-        start, end = self._range(prefix)
-        current = [self._state[k] for k in self._keys[start:end]]
+        current = self._state.range(prefix)
         if revision in (0, self._revision):
             return self._revision, current
         if revision > self._revision:
             raise errors.FutureRevision(requested=revision, current=self._revision)
         if revision < self._compacted:
             raise errors.Compacted(requested=revision, oldest=self._compacted)
-        # Undo, newest first, every retained change made since ``revision``.
-        past = {kv.key: kv for kv in current}
-        for event in reversed(self._replay(prefix, revision)):
-            if event.prev is None:
-                past.pop(event.kv.key, None)
-            else:
-                past[event.kv.key] = event.prev
-        return revision, [past[key] for key in sorted(past)]
+        return revision, as_of(current, self._replay(prefix, revision))
 
     async def count(self, prefix: str) -> int:
         self._check_open()
-        start, end = self._range(prefix)
-        return end - start
+        return self._state.count(prefix)
 
     async def create(self, key: str, value: bytes) -> KeyValue:
         while True:
@@ -340,12 +330,7 @@ class LogStructured:
 
     def _apply(self, event: Event) -> None:
         key = event.kv.key
-        if event.type is EventType.PUT:
-            if key not in self._state:
-                bisect.insort(self._keys, key)
-            self._state[key] = event.kv
-        elif self._state.pop(key, None) is not None:
-            del self._keys[bisect.bisect_left(self._keys, key)]
+        self._state.apply(event)
         self._revision = event.revision
         entry = self._pending.get(key)
         if entry is not None and entry[0] is event:
@@ -379,9 +364,6 @@ class LogStructured:
             at = bisect.bisect_left(self._gone, key)
             if at < len(self._gone) and self._gone[at] == key:
                 del self._gone[at]
-
-    def _range(self, prefix: str) -> tuple[int, int]:
-        return prefix_span(self._keys, prefix)
 
     # Watch.
 
@@ -429,11 +411,11 @@ class LogStructured:
     def _quiet(self, prefix: str, after_revision: int) -> bool:
         """Whether, for a prefix that few keys fall under (one object's key, typically),
         none of them changed after ``after_revision``. False when in doubt."""
-        start, stop = self._range(prefix)
+        start, stop = self._state.span(prefix)
         first, last = prefix_span(self._gone, prefix)
         if stop - start > _FEW_KEYS or last - first > _FEW_KEYS:
             return False
-        keys = itertools.chain(self._keys[start:stop], self._gone[first:last])
+        keys = itertools.chain(self._state.keys[start:stop], self._gone[first:last])
         return all(self._changed.get(key, 0) <= after_revision for key in keys)
 
 

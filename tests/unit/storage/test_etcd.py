@@ -18,7 +18,14 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
-from pyocm.apiserver.storage import backends, errors
+from pyocm.apiserver.storage import backends, errors, etcd
+from pyocm.apiserver.storage.etcdgateway import (
+    OUT_OF_RANGE,
+    EtcdError,
+    Gateway,
+    b64,
+    revision_of,
+)
 from pyocm.apiserver.storage.interface import Backend, Event, EventType, KeyValue
 from pyocm.pki.ca import CertificateAuthority
 from tests.etcd import EtcdServer, TlsFiles, etcd_server, free_port, start_etcd
@@ -157,17 +164,29 @@ async def test_the_back_fill_begins_at_etcds_compaction_or_history_size(tmp_path
 
 
 async def test_compaction_keeps_the_history_since_the_previous_tick(
-    open_etcd: Callable[..., Any],
+    open_etcd: Callable[..., Any], etcd_server: EtcdServer
 ) -> None:
     store = await open_etcd(etcd_compaction_interval=0.2)
     old = await store.create("/c/a", b"")
+    gateway = Gateway([etcd_server.endpoint], ssl_context=None, request_timeout=5)
+
+    def at(revision: int) -> dict[str, str]:  # a read of etcd itself at a revision
+        return {"key": b64(b"/c/"), "revision": str(revision)}
+
+    try:
+        await gateway.call("/v3/kv/range", at(old.mod_revision))
+        # The first tick only records the revision; the second compacts to it.
+        await asyncio.sleep(0.7)
+        with pytest.raises(EtcdError) as caught:
+            await gateway.call("/v3/kv/range", at(old.mod_revision))
+        assert caught.value.code == OUT_OF_RANGE
+        newer = await store.create("/c/b", b"")
+        await gateway.call("/v3/kv/range", at(newer.mod_revision))
+    finally:
+        await gateway.close()
+    # The store lists from its own history, as its watches resume from it (and as
+    # kube-apiserver's watch cache outlives etcd's compaction).
     assert (await store.list("/c/", revision=old.mod_revision))[1] == [old]
-    # The first tick only records the revision; the second compacts to it.
-    await asyncio.sleep(0.7)
-    with pytest.raises(errors.Compacted) as caught:
-        await store.list("/c/", revision=old.mod_revision)
-    assert caught.value.requested == old.mod_revision
-    newer = await store.create("/c/b", b"")
     assert (await store.list("/c/", revision=newer.mod_revision))[1] == [old, newer]
 
 
@@ -260,3 +279,43 @@ async def test_tls_to_etcd_with_a_client_certificate(tmp_path: Path, tls_files: 
     finally:
         await store.close()
         server.stop()
+
+
+async def test_reads_see_every_write_etcd_acknowledged_before_them(
+    open_etcd: Callable[..., Any], etcd_server: EtcdServer
+) -> None:
+    """Reads come from the state the watch keeps, yet are linearizable: a write another
+    client made straight to etcd is seen by the very next read."""
+    store = await open_etcd()
+    root = store.settings.prefix.encode()
+    gateway = Gateway([etcd_server.endpoint], ssl_context=None, request_timeout=5)
+    try:
+        for n in range(20):
+            value = str(n).encode()
+            put = {"key": b64(root + b"/r/x"), "value": b64(value)}
+            revision = revision_of(await gateway.call("/v3/kv/put", put))
+            got = await store.get("/r/x")
+            assert got is not None and (got.value, got.mod_revision) == (value, revision)
+            assert (await store.list("/r/"))[1] == [got]
+            assert await store.count("/r/") == 1
+    finally:
+        await gateway.close()
+
+
+async def test_writes_outside_the_prefix_do_not_hold_reads_up(
+    open_etcd: Callable[..., Any], etcd_server: EtcdServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another prefix's write moves etcd's revision past anything under this one: the
+    watch brings it too, so reads do not wait for a change under the prefix."""
+    monkeypatch.setattr(etcd, "FRESH_TIMEOUT", 600.0)
+    store = await open_etcd()
+    created = await store.create("/r/a", b"1")
+    gateway = Gateway([etcd_server.endpoint], ssl_context=None, request_timeout=5)
+    try:
+        put = {"key": b64(f"/elsewhere-{uuid.uuid4().hex}".encode()), "value": b64(b"")}
+        revision = revision_of(await gateway.call("/v3/kv/put", put))
+    finally:
+        await gateway.close()
+    assert await asyncio.wait_for(store.get("/r/a"), 60) == created
+    assert store.current_revision() >= revision
+    assert (await store.list("/r/"))[1] == [created]
