@@ -29,7 +29,8 @@ log = logging.getLogger("pyocm.apiserver.controllers")
 
 
 class KeyedLoop:
-    """Runs ``reconcile(key)`` for queued keys, one at a time. ``reconcile`` returns
+    """Runs ``reconcile(key)`` for queued keys, ``workers`` keys at a time (never one key
+    twice at once). ``reconcile`` returns
     seconds after which to look again, or None. A key whose reconcile raises is tried
     again ``retry_after`` seconds later, except on NotFound (the object is gone)."""
 
@@ -40,15 +41,17 @@ class KeyedLoop:
         *,
         clock: Clock | None = None,
         retry_after: float = 1.0,
+        workers: int = 1,
     ) -> None:
         self.name = name
         self.queue = WorkQueue(clock=clock, stats=metrics.queue_stats(name))
         self._stats = metrics.reconcile_stats(name)
         self._reconcile = reconcile
         self._retry_after = retry_after
+        self._workers = workers
         self._task: asyncio.Task[None] | None = None
-        #: The key being reconciled, put back in the queue when the worker is paused.
-        self._current: str | None = None
+        #: The keys being reconciled, put back in the queue when the workers are paused.
+        self._current: set[str] = set()
         #: While held, :meth:`start` does not start the worker (a replica that does not
         #: lead sets it before its controllers start).
         self.held = False
@@ -76,9 +79,9 @@ class KeyedLoop:
         self._task.cancel()
         await asyncio.gather(self._task, return_exceptions=True)
         self._task = None
-        if self._current is not None:
-            self.queue.add(self._current)
-            self._current = None
+        for key in self._current:
+            self.queue.add(key)
+        self._current.clear()
 
     async def stop(self) -> None:
         """Drop queued and delayed keys and end the worker (cancelling a reconcile in
@@ -89,13 +92,13 @@ class KeyedLoop:
             await asyncio.gather(self._task, return_exceptions=True)
 
     async def _run(self) -> None:
-        await self.queue.serve(self._process)
+        await asyncio.gather(*(self.queue.serve(self._process) for _ in range(self._workers)))
 
     async def _process(self, key: str) -> None:
         started = time.perf_counter()
-        self._current = key
+        self._current.add(key)
         outcome = await self._outcome(key)
-        self._current = None
+        self._current.discard(key)
         self._stats.record(outcome, time.perf_counter() - started)
 
     async def _outcome(self, key: str) -> str:

@@ -46,7 +46,9 @@ class CsrSigner:
         self._state = state
         self._info = csr_info(state)
         self._prefix = self._info.key_prefix()
-        self.loop = KeyedLoop("csr-signer", self._reconcile, clock=clock)
+        # kube-controller-manager's signing controllers run 5 workers: with etcd a
+        # signature's write takes a round trip, which one worker would wait on in turn.
+        self.loop = KeyedLoop("csr-signer", self._reconcile, clock=clock, workers=5)
 
     async def start(self) -> None:
         _, items = await self._state.store.list(self._info, namespace="")

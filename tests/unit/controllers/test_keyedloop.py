@@ -40,3 +40,31 @@ async def test_a_key_cancelled_in_flight_is_reconciled_again_after_a_pause() -> 
     assert started == ["a", "a"]
     assert finished == ["a"]
     await loop.stop()
+
+
+async def test_workers_reconcile_keys_side_by_side_and_a_pause_puts_each_back() -> None:
+    started: list[str] = []
+    finished: list[str] = []
+    release = asyncio.Event()
+
+    async def reconcile(key: str) -> float | None:
+        started.append(key)
+        await release.wait()
+        finished.append(key)
+        return None
+
+    loop = KeyedLoop("test-loop", reconcile, workers=2)
+    for key in "abc":
+        loop.add(key)
+    loop.start()
+    await asyncio.sleep(0.01)
+    assert started == ["a", "b"]  # two at once, the third waits for a worker
+    await loop.pause()
+    release.set()
+    loop.start()
+    for _ in range(100):
+        if len(finished) == 3:
+            break
+        await asyncio.sleep(0.01)
+    assert sorted(finished) == ["a", "b", "c"]  # both keys cut short came back
+    await loop.stop()
