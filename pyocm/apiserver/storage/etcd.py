@@ -29,8 +29,9 @@ etcd keeps at least one interval of history, and N processes compact once per in
 
 Like the log-structured stores, and like kube-apiserver's watch cache, a watch resumes
 from the in-memory history only (``history_size``, ``history_max_age``): older, it gets
-``Compacted`` even if etcd still has the changes. A list at a past revision is read from
-etcd but refused below the same floor, so lists and watches agree on what is retained.
+``Compacted`` even if etcd still has the changes. A list at a past revision is undone
+from the same history and refused below the same floor, so lists and watches agree on
+what is retained.
 
 A process that starts beside others fills its history back from etcd: its watch starts
 up to ``history_size`` revisions before the present (or at etcd's compaction), and the
@@ -134,8 +135,10 @@ class EtcdStore:
         self._history = _History(self.options, floor=0)
         # Every live key under the prefix as of _revision, which reads are served from.
         self._state = State()
-        # The fence the next read joins, and the task asking etcd for fences.
+        # The fence the next read joins, the one etcd is being asked for, and the task
+        # asking.
         self._fence: asyncio.Future[int] | None = None
+        self._asking: asyncio.Future[int] | None = None
         self._fencing: asyncio.Task[None] | None = None
         # The back-fill: changes up to _backfill_to (the revision at start) arriving
         # through the watch, kept here until it has brought them all; None when done.
@@ -165,9 +168,10 @@ class EtcdStore:
             self.endpoints, ssl_context=_tls(self.settings), request_timeout=REQUEST_TIMEOUT
         )
         try:
-            now = revision_of(await self._gateway.call("/v3/kv/range", {"key": b64(self._root)}))
+            # The first page names the revision the others are read at: no compaction
+            # can fall between learning the present and reading it.
+            now, kvs = await self._range_etcd(*self._span(""), revision=0, starting=True)
             self._revision = self._seen = now
-            _, kvs = await self._range_etcd(*self._span(""), revision=now)
             self._state = State(kvs)
             self._history = _History(self.options, floor=now)
             self._backfill_to = now
@@ -196,8 +200,12 @@ class EtcdStore:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._idle.wait(), CLOSE_TIMEOUT)
         await _cancel(self._compactor)
+        asking = self._asking  # the fence task forgets it when cancelled
         await _cancel(self._fencing)
         await _cancel(self._follower)
+        for fence in (asking, self._fence):
+            if fence is not None and not fence.done():
+                fence.set_exception(closed)
         self._fail_waiters(closed)
         self._watchers.close()
         if self._gateway is not None:
@@ -263,8 +271,8 @@ class EtcdStore:
         when this was called). False if the watch did not get there within
         ``FRESH_TIMEOUT`` (broken, or reconnecting): the caller reads etcd instead."""
         self._check_open()
-        if self._broken is not None:
-            return False
+        if self._broken is not None or not self._connected:
+            return False  # the watch would not bring it soon: read etcd
         if not revision:
             if self._fence is None:
                 self._fence = asyncio.get_running_loop().create_future()
@@ -276,9 +284,12 @@ class EtcdStore:
             return True
         try:
             await asyncio.wait_for(self._until(revision), FRESH_TIMEOUT)
-        except (TimeoutError, errors.Unavailable):
-            return False
-        return True
+        except TimeoutError:
+            self._drop_abandoned_waiters()
+        except errors.Unavailable:
+            pass
+        self._check_open()  # closed while waiting: do not read etcd any more
+        return revision <= self._revision
 
     async def _ask_fences(self) -> None:
         """Answer fences, one etcd read each, until none is waiting. A read that comes
@@ -287,26 +298,26 @@ class EtcdStore:
         cost one etcd round trip together, and a read at most two."""
         try:
             while (fence := self._fence) is not None:
-                self._fence = None
+                self._fence, self._asking = None, fence
                 try:
                     fence.set_result(revision_of(await self._read({"key": b64(self._root)})))
                 except errors.StorageError as err:
                     fence.set_exception(err)
         finally:
-            self._fencing = None
+            self._fencing = self._asking = None
 
     async def _range_etcd(
-        self, start: bytes, end: bytes, *, revision: int
+        self, start: bytes, end: bytes, *, revision: int, starting: bool = False
     ) -> tuple[int, KeyValues]:
         """Every key in ``[start, end)`` as of ``revision`` (0: now), read from etcd
-        page by page at one revision."""
+        page by page at one revision (``starting``: while the store is not open yet)."""
         snapshot, kvs = revision, list[KeyValue]()
         while True:
             body: JSON = {"key": b64(start), "range_end": b64(end), "limit": str(PAGE_SIZE)}
             if snapshot:
                 body["revision"] = str(snapshot)
             try:
-                answer = await self._read(body)
+                answer = await self._read(body, starting=starting)
             except EtcdError as err:
                 if err.code != OUT_OF_RANGE:
                     raise
@@ -381,8 +392,9 @@ class EtcdStore:
         assert self._gateway is not None
         return await self._gateway.call(path, body, timeout=timeout)
 
-    async def _read(self, body: JSON) -> JSON:
-        """A range request (its callers checked the store is open, or are starting it)."""
+    async def _read(self, body: JSON, *, starting: bool = False) -> JSON:
+        if not starting:
+            self._check_open()
         answer = await self._call("/v3/kv/range", body)
         self._seen = max(self._seen, revision_of(answer))
         return answer
@@ -498,7 +510,13 @@ class EtcdStore:
             (i for i, event in enumerate(batch) if event.revision > self._backfill_to),
             len(batch),
         )
-        self._backfill.extend(batch[:cut])
+        kept = batch[:cut]
+        self._backfill.extend(kept)
+        for event in kept:
+            if _lacks_prev(event):
+                # etcd had compacted the revision before it (the watch's first, after a
+                # refill from etcd's compaction): a list cannot be undone past it.
+                self._backfill_floor = max(self._backfill_floor, event.revision)
         if revision > self._backfill_to:
             self._filled()
         return batch[cut:]
@@ -544,6 +562,12 @@ class EtcdStore:
         log.error("%s", self._broken)
         self._fail_waiters(self._broken)
         self._watchers.close()
+
+    def _drop_abandoned_waiters(self) -> None:
+        """Forget the waiters of reads that gave up (so a watch that lags for long does
+        not keep one per read)."""
+        self._waiters = [entry for entry in self._waiters if not entry[2].done()]
+        heapq.heapify(self._waiters)
 
     async def _until(self, revision: int) -> None:
         if revision <= self._revision:
@@ -723,6 +747,13 @@ class _History:
 def _compare(key: str, result: str, target: str, value: int) -> JSON:
     field = {"CREATE": "create_revision", "MOD": "mod_revision", "VERSION": "version"}[target]
     return {"key": key, "result": result, "target": target, field: str(value)}
+
+
+def _lacks_prev(event: Event) -> bool:
+    """Whether etcd sent a change without the value before it, which it had."""
+    if event.prev is not None:
+        return False
+    return event.type is EventType.DELETE or event.kv.create_revision != event.kv.mod_revision
 
 
 def _retrieve(future: asyncio.Future[int]) -> None:

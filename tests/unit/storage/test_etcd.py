@@ -319,3 +319,71 @@ async def test_writes_outside_the_prefix_do_not_hold_reads_up(
     assert await asyncio.wait_for(store.get("/r/a"), 60) == created
     assert store.current_revision() >= revision
     assert (await store.list("/r/"))[1] == [created]
+
+
+async def test_closing_ends_reads_waiting_on_a_fence(open_etcd: Callable[..., Any]) -> None:
+    """close() while one read's fence is being asked of etcd and another waits for the
+    next: both end (with the value or Unavailable), neither hangs."""
+    store = await open_etcd()
+    await store.create("/r/a", b"1")
+    asked = asyncio.create_task(store.get("/r/a"))
+    for _ in range(3):  # let the fence task send its read to etcd
+        await asyncio.sleep(0)
+    queued = asyncio.create_task(store.get("/r/a"))
+    await asyncio.sleep(0)
+    await store.close()
+    done, _ = await asyncio.wait({asked, queued}, timeout=10)
+    assert done == {asked, queued}
+    for read in done:
+        assert read.exception() is None or isinstance(read.exception(), errors.Unavailable)
+
+
+async def test_a_back_fill_from_etcds_compaction_refuses_lists_it_cannot_undo(
+    open_etcd: Callable[..., Any], etcd_server: EtcdServer
+) -> None:
+    """etcd sends the change at its compaction revision without the value before it: a
+    store starting there must answer Compacted below it, not a list missing that key."""
+    prefix = f"/test-{uuid.uuid4().hex}".encode()
+    gateway = Gateway([etcd_server.endpoint], ssl_context=None, request_timeout=5)
+
+    async def put(key: bytes, value: bytes) -> int:
+        answer = await gateway.call("/v3/kv/put", {"key": b64(prefix + key), "value": b64(value)})
+        return revision_of(answer)
+
+    try:
+        await put(b"/r/k", b"old")
+        await put(b"/r/filler", b"")
+        compacted = await put(b"/r/k", b"new")  # an update at the compaction revision
+        await gateway.call("/v3/kv/compaction", {"revision": str(compacted)})
+        started = await put(b"/r/filler", b"2")
+        store = await open_etcd(etcd_prefix=prefix.decode(), etcd_compaction_interval=0)
+        await put(b"/r/after", b"")  # the first change past the start ends the back-fill
+        await eventually(lambda: store.oldest_revision() < started)
+    finally:
+        await gateway.close()
+    assert store.oldest_revision() == compacted
+    with pytest.raises(errors.Compacted):
+        await store.list("/r/", revision=compacted - 1)
+    assert [kv.value for kv in (await store.list("/r/", revision=compacted))[1]] == [b"", b"new"]
+
+
+async def test_reads_while_the_watch_is_down_go_to_etcd(
+    open_etcd: Callable[..., Any], etcd_server: EtcdServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A read the watch cannot bring does not wait on it (and leaves nothing behind)."""
+    monkeypatch.setattr(etcd, "FRESH_TIMEOUT", 600.0)
+    store = await open_etcd()
+    root = store.settings.prefix.encode()
+    store._follower.cancel()  # the watch is gone, as while it reconnects
+    await asyncio.gather(store._follower, return_exceptions=True)
+    store._connected = False
+    gateway = Gateway([etcd_server.endpoint], ssl_context=None, request_timeout=5)
+    try:
+        put = {"key": b64(root + b"/r/x"), "value": b64(b"v")}
+        revision = revision_of(await gateway.call("/v3/kv/put", put))
+    finally:
+        await gateway.close()
+    got = await asyncio.wait_for(store.get("/r/x"), 60)
+    assert got is not None and got.mod_revision == revision
+    assert [kv.key for kv in (await store.list("/r/"))[1]] == ["/r/x"]
+    assert store._waiters == []
