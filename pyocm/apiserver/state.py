@@ -31,19 +31,35 @@ class ServerState:
     issuer: str
     #: Set when the server shuts down: open watches end.
     stopping: asyncio.Event = field(default_factory=asyncio.Event)
-    _stopped: asyncio.Future[None] | None = field(default=None, repr=False, compare=False)
+    _stops: set[asyncio.Future[None]] = field(default_factory=set, repr=False, compare=False)
+    _stopper: asyncio.Future[None] | None = field(default=None, repr=False, compare=False)
     version: dict[str, str] = field(default_factory=dict)
     metrics: RequestMetrics = field(default_factory=RequestMetrics)
 
-    def stopped(self) -> asyncio.Future[None]:
-        """One future for every open watch to wait on (not a task per watch): done when
-        :attr:`stopping` is set. Callers must not cancel it."""
-        if self._stopped is None:
-            self._stopped = asyncio.ensure_future(self._wait_stopping())
-        return self._stopped
+    def stop_signal(self) -> asyncio.Future[None]:
+        """A future of one open watch's own, done when :attr:`stopping` is set; hand it
+        back to :meth:`release` when the watch ends. One task waits for the event for all
+        of them. (Not one future that every watch waits on: removing a done callback
+        from it rebuilds its list of every watch's callbacks, at each wake of each
+        watch, which grows with the square of the watches.)"""
+        future = asyncio.get_running_loop().create_future()
+        if self.stopping.is_set():
+            future.set_result(None)
+            return future
+        self._stops.add(future)
+        if self._stopper is None:
+            self._stopper = asyncio.ensure_future(self._stop_all())
+        return future
 
-    async def _wait_stopping(self) -> None:
+    def release(self, signal: asyncio.Future[None]) -> None:
+        self._stops.discard(signal)
+
+    async def _stop_all(self) -> None:
         await self.stopping.wait()
+        stops, self._stops = self._stops, set()
+        for signal in stops:
+            if not signal.done():
+                signal.set_result(None)
 
 
 STATE: web.AppKey[ServerState] = web.AppKey("pyocm_state", ServerState)

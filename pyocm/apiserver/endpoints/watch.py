@@ -113,7 +113,7 @@ async def _pump(
     forwarder = asyncio.create_task(
         _forward(response, events, progress, bookmarks=bookmarks, shape=shape)
     )
-    stopping = state.stopped()
+    stopping = state.stop_signal()
     interval = state.config.watch_bookmark_interval
     try:
         while True:
@@ -139,6 +139,7 @@ async def _pump(
                 await response.write(_line("BOOKMARK", mark))
             progress.written_at = loop.time()
     finally:
+        state.release(stopping)
         forwarder.cancel()
         await asyncio.gather(forwarder, return_exceptions=True)
 
