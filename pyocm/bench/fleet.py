@@ -174,6 +174,20 @@ def rss_mib(pid: int) -> float:
     return 0.0
 
 
+def open_files(pid: int) -> float:
+    """How many files ``pid`` holds open (nearly all of a hub's are its connections)."""
+    return float(len(os.listdir(f"/proc/{pid}/fd")))
+
+
+def open_file_limit(pid: int) -> int:
+    """``pid``'s soft limit on open files (0: unlimited)."""
+    for line in Path(f"/proc/{pid}/limits").read_text().splitlines():
+        if line.startswith("Max open files"):
+            soft = line.split()[3]
+            return int(soft) if soft.isdigit() else 0
+    return 0
+
+
 def children(pid: int) -> list[int]:
     """``pid``'s child processes, read again each time (a dead replica is replaced)."""
     with contextlib.suppress(OSError):
@@ -197,6 +211,16 @@ class ProcessStats:
 
     def rss_mib(self) -> float:
         return sum(_alive(rss_mib, pid) for pid in self.pids())
+
+    def open_files(self) -> str:
+        """Open files of each serving process, against its limit: a hub holds about
+        four connections per simulated cluster, and the limit caps the fleet a process
+        can carry (the hub closes connections beyond ``--max-connections``)."""
+        serving = self.pids()[1:] if self.with_children else self.pids()
+        held = [int(_alive(open_files, pid)) for pid in serving]
+        limit = _alive(lambda pid: float(open_file_limit(pid)), serving[0]) if serving else 0
+        each = " + ".join(f"{n:,}" for n in held)
+        return f"{each} (limit {int(limit):,} per process)" if limit else each
 
 
 def _alive(read: Callable[[int], float], pid: int) -> float:
@@ -404,6 +428,7 @@ async def _measure(
                 each = PerProcess.cores(each0, per_process.sample(), joined_in)
                 report.add("CPU per process while joining", each)
             report.add("hub RSS after joining", f"{stats.rss_mib():.0f} MiB")
+            report.add("hub open files after joining", stats.open_files())
             await asyncio.sleep(min(10.0, scenario.lease_seconds))  # let the joins settle
             size0, _ = store.database()
             await fleet.record()

@@ -61,6 +61,8 @@ def test_fleet_benchmark_reports_the_hubs_costs() -> None:
     assert re.match(r"n=3 p50=\d+ ms", report["start to available"])
     assert re.match(r"[\d.]+ cores", report["hub CPU in the window"])
     assert re.match(r"\d+ MiB", report["hub RSS after joining"])
+    # 3 clusters hold a dozen connections or so; the limit is the process's own.
+    assert re.fullmatch(r"\d+ \(limit [\d,]+ per process\)", report["hub open files after joining"])
     assert re.match(r"\d+ MiB", report["hub RSS at the end"])
     assert re.match(r"n=\d+ p50=\d+ ms", report["lease renewal (agent's view)"]), "leases every 2 s"
     assert re.match(r"n=[1-9]\d* p50 ≤ \d+ ms, p99 ", report["lease update (hub handler time)"])
@@ -250,6 +252,8 @@ def test_fleet_benchmark_runs_the_hub_as_replicas_on_a_three_member_etcd() -> No
     roles = re.findall(r"(hub \d+|hub supervisor|etcd m\d|fleet) [\d.]+", each)
     assert sorted(r for r in roles if r.startswith("etcd")) == ["etcd m0", "etcd m1", "etcd m2"]
     assert len([r for r in roles if re.fullmatch(r"hub \d+", r)]) == 2, each
+    held = report["hub open files after joining"]
+    assert re.fullmatch(r"\d+ \+ \d+ \(limit [\d,]+ per process\)", held), "one per replica"
     assert "fleet" in roles and "hub supervisor" in roles
     assert re.match(r"[\d.]+ MiB", report["etcd database (largest member)"])
     assert re.match(r"[\d.]+ \(\d+ in all\)", report["objects per cluster"])
