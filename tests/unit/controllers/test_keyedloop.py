@@ -8,17 +8,25 @@ import asyncio
 from pyocm.apiserver.controllers.base import KeyedLoop
 
 
-async def test_a_key_cancelled_in_flight_is_reconciled_again_after_a_pause() -> None:
-    started: list[str] = []
-    finished: list[str] = []
-    release = asyncio.Event()
+class Recorder:
+    """A reconcile that records the keys it starts and finishes, each held until
+    :attr:`release` is set."""
 
-    async def reconcile(key: str) -> float | None:
-        started.append(key)
-        await release.wait()
-        finished.append(key)
+    def __init__(self) -> None:
+        self.started: list[str] = []
+        self.finished: list[str] = []
+        self.release = asyncio.Event()
+
+    async def __call__(self, key: str) -> float | None:
+        self.started.append(key)
+        await self.release.wait()
+        self.finished.append(key)
         return None
 
+
+async def test_a_key_cancelled_in_flight_is_reconciled_again_after_a_pause() -> None:
+    reconcile = Recorder()
+    started, finished, release = reconcile.started, reconcile.finished, reconcile.release
     loop = KeyedLoop("test-loop", reconcile)
     loop.held = True
     loop.start()
@@ -43,16 +51,8 @@ async def test_a_key_cancelled_in_flight_is_reconciled_again_after_a_pause() -> 
 
 
 async def test_workers_reconcile_keys_side_by_side_and_a_pause_puts_each_back() -> None:
-    started: list[str] = []
-    finished: list[str] = []
-    release = asyncio.Event()
-
-    async def reconcile(key: str) -> float | None:
-        started.append(key)
-        await release.wait()
-        finished.append(key)
-        return None
-
+    reconcile = Recorder()
+    started, finished, release = reconcile.started, reconcile.finished, reconcile.release
     loop = KeyedLoop("test-loop", reconcile, workers=2)
     for key in "abc":
         loop.add(key)
