@@ -303,6 +303,9 @@ class EtcdStore:
                     fence.set_result(revision_of(await self._read({"key": b64(self._root)})))
                 except errors.StorageError as err:
                     fence.set_exception(err)
+                except Exception as err:  # never leave the fence's readers waiting
+                    log.exception("etcd: asking for the current revision failed")
+                    fence.set_exception(errors.Unavailable(f"etcd: {type(err).__name__}"))
         finally:
             self._fencing = self._asking = None
 

@@ -387,3 +387,23 @@ async def test_reads_while_the_watch_is_down_go_to_etcd(
     assert got is not None and got.mod_revision == revision
     assert [kv.key for kv in (await store.list("/r/"))[1]] == ["/r/x"]
     assert store._waiters == []
+
+
+async def test_a_fence_that_fails_unexpectedly_fails_its_reads(
+    open_etcd: Callable[..., Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Whatever breaks the read of etcd's revision, the reads waiting on it end, with
+    the store's own error (no driver exception escapes)."""
+    store = await open_etcd()
+    await store.create("/r/a", b"1")
+
+    async def broken(*args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("Session is closed")
+
+    monkeypatch.setattr(store._gateway, "call", broken)
+    reads = [asyncio.create_task(store.get("/r/a")) for _ in range(3)]
+    done, _ = await asyncio.wait(reads, timeout=10)
+    assert done == set(reads)
+    assert all(isinstance(read.exception(), errors.Unavailable) for read in reads)
+    monkeypatch.undo()
+    assert (await store.get("/r/a")) is not None  # the next fence asks again
