@@ -30,9 +30,9 @@ log = logging.getLogger("pyocm.apiserver.controllers")
 
 class KeyedLoop:
     """Runs ``reconcile(key)`` for queued keys, ``workers`` keys at a time (never one key
-    twice at once). ``reconcile`` returns
-    seconds after which to look again, or None. A key whose reconcile raises is tried
-    again ``retry_after`` seconds later, except on NotFound (the object is gone)."""
+    twice at once). ``reconcile`` returns seconds after which to look again, or None. A
+    key whose reconcile raises is tried again ``retry_after`` seconds later, except on
+    NotFound (the object is gone)."""
 
     def __init__(
         self,
