@@ -24,6 +24,8 @@ from pathlib import Path
 
 import pytest
 
+from pyocm.bench.etcdcluster import member_args
+
 
 @dataclass(frozen=True)
 class TlsFiles:
@@ -260,18 +262,15 @@ def start_cluster(workdir: Path, *, size: int = 3, timeout: float = 60.0) -> Etc
     token = f"pyocm-test-{os.getpid()}-{workdir.name}"
     members = []
     for name, client, peer in ports:
-        args = [
+        args = member_args(
             binary,
-            f"--name={name}",
-            f"--data-dir={workdir / name}",
-            f"--listen-client-urls=http://127.0.0.1:{client}",
-            f"--advertise-client-urls=http://127.0.0.1:{client}",
-            f"--listen-peer-urls=http://127.0.0.1:{peer}",
-            f"--initial-advertise-peer-urls=http://127.0.0.1:{peer}",
-            f"--initial-cluster={peers}",
-            f"--initial-cluster-token={token}",
-            "--initial-cluster-state=new",
-        ]
+            name,
+            client=client,
+            peer=peer,
+            data_dir=workdir / name,
+            peers=peers,
+            token=token,
+        )
         members.append(EtcdMember(name, client, peer, workdir, args))
     cluster = EtcdCluster(members)
     for member in members:

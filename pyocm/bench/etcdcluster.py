@@ -80,6 +80,26 @@ def _post(client: str, path: str, body: object, *, timeout: float = 2.0) -> dict
     return loaded if isinstance(loaded, dict) else {}
 
 
+def member_args(
+    binary: str, name: str, *, client: int, peer: int, data_dir: Path, peers: str, token: str
+) -> list[str]:
+    """The command line of one member of a new loopback cluster: ``peers`` is the
+    ``--initial-cluster`` list, ``token`` its own, so no stray peer of another cluster
+    joins."""
+    return [
+        binary,
+        f"--name={name}",
+        f"--data-dir={data_dir}",
+        f"--listen-client-urls=http://127.0.0.1:{client}",
+        f"--advertise-client-urls=http://127.0.0.1:{client}",
+        f"--listen-peer-urls=http://127.0.0.1:{peer}",
+        f"--initial-advertise-peer-urls=http://127.0.0.1:{peer}",
+        f"--initial-cluster={peers}",
+        f"--initial-cluster-token={token}",
+        "--initial-cluster-state=new",
+    ]
+
+
 def _free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -94,19 +114,17 @@ def running(folder: Path, *, size: int = 3, timeout: float = 60.0) -> Iterator[E
     peers = ",".join(f"{name}=http://127.0.0.1:{peer}" for name, _, peer in ports)
     members: list[Member] = []
     try:
+        token = f"pyocm-bench-{os.getpid()}-{folder.name}"
         for name, client, peer in ports:
-            args = [
+            args = member_args(
                 "etcd",
-                f"--name={name}",
-                f"--data-dir={folder / name}",
-                f"--listen-client-urls=http://127.0.0.1:{client}",
-                f"--advertise-client-urls=http://127.0.0.1:{client}",
-                f"--listen-peer-urls=http://127.0.0.1:{peer}",
-                f"--initial-advertise-peer-urls=http://127.0.0.1:{peer}",
-                f"--initial-cluster={peers}",
-                f"--initial-cluster-token=pyocm-bench-{os.getpid()}-{folder.name}",
-                "--initial-cluster-state=new",
-            ]
+                name,
+                client=client,
+                peer=peer,
+                data_dir=folder / name,
+                peers=peers,
+                token=token,
+            )
             with (folder / f"{name}.log").open("wb") as log:
                 process = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT)
             members.append(Member(name, f"127.0.0.1:{client}", process))

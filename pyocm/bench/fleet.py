@@ -59,6 +59,7 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
+from typing import TypeVar
 
 from cryptography import x509
 
@@ -85,6 +86,7 @@ SCENARIOS = (
     "template",
 )
 _TICKS = os.sysconf("SC_CLK_TCK")
+N = TypeVar("N", int, float)
 
 
 @dataclass(frozen=True)
@@ -174,9 +176,9 @@ def rss_mib(pid: int) -> float:
     return 0.0
 
 
-def open_files(pid: int) -> float:
+def open_files(pid: int) -> int:
     """How many files ``pid`` holds open (nearly all of a hub's are its connections)."""
-    return float(len(os.listdir(f"/proc/{pid}/fd")))
+    return len(os.listdir(f"/proc/{pid}/fd"))
 
 
 def open_file_limit(pid: int) -> int:
@@ -217,17 +219,16 @@ class ProcessStats:
         four connections per simulated cluster, and the limit caps the fleet a process
         can carry (the hub closes connections beyond ``--max-connections``)."""
         serving = self.pids()[1:] if self.with_children else self.pids()
-        held = [int(_alive(open_files, pid)) for pid in serving]
-        limit = _alive(lambda pid: float(open_file_limit(pid)), serving[0]) if serving else 0
-        each = " + ".join(f"{n:,}" for n in held)
-        return f"{each} (limit {int(limit):,} per process)" if limit else each
+        each = " + ".join(f"{_alive(open_files, pid):,}" for pid in serving)
+        limit = _alive(open_file_limit, serving[0]) if serving else 0
+        return f"{each} (limit {limit:,} per process)" if limit else each
 
 
-def _alive(read: Callable[[int], float], pid: int) -> float:
+def _alive(read: Callable[[int], N], pid: int) -> N:
     """``read(pid)``, or 0 for a process that ended meanwhile."""
     with contextlib.suppress(OSError):
         return read(pid)
-    return 0.0
+    return 0
 
 
 class PerProcess:
