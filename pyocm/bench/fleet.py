@@ -33,7 +33,9 @@ port (``pyocm hub --replicas``); the report then adds the CPU of each process (e
 replica, every etcd member, the fleet's), and the etcd database for the SQLite file.
 
 Every simulated cluster runs the work agent beside registration, as a klusterlet does,
-and its agent's add-on side (a watch of its ManagedClusterAddOns) in every scenario.
+and its agent's add-on side (a watch of its ManagedClusterAddOns), unless ``--agents
+registration`` runs registration alone (steady, burst, heartbeat-churn and
+rotation-storm only).
 
 The report: hub CPU (cores, averaged over the window), hub RSS, lease renewal latency
 as the agents saw it and lease update latency in the hub's handler (from its
@@ -47,6 +49,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import contextlib
+import dataclasses
 import os
 import shlex
 import sqlite3
@@ -70,6 +73,7 @@ from pyocm.bench.simulation import InProcess, Shards, Simulation, Snapshot
 from pyocm.bench.stats import bucketed, latencies, request_buckets
 from pyocm.kube import kinds, timefmt
 from pyocm.pki import signer
+from pyocm.registration.agent.addons.options import AddOnOptions
 from pyocm.registration.hub.csrapproval import APPROVE_REASON
 from pyocm.runtime.client import Api
 from pyocm.runtime.informer import Change, Informer
@@ -85,6 +89,12 @@ SCENARIOS = (
     "addons",
     "template",
 )
+#: What each simulated cluster runs: every agent a klusterlet runs, or registration alone
+#: (half the connections to the hub: a rotation storm of 9,500 clusters then fits in a
+#: process's 20,000 open files, as the storms of sessions 8 and 9 were measured).
+AGENTS = ("all", "registration")
+#: The scenarios that use the work agent or the add-on side.
+_NEED_ALL_AGENTS = ("works", "addons", "template")
 _TICKS = os.sysconf("SC_CLK_TCK")
 N = TypeVar("N", int, float)
 
@@ -105,6 +115,8 @@ class Scenario:
     storage: str = "sqlite"
     #: Hub processes behind one port (``pyocm hub --replicas``); more than one needs etcd.
     replicas: int = 1
+    #: One of :data:`AGENTS`.
+    agents: str = "all"
 
     @classmethod
     def named(
@@ -119,7 +131,12 @@ class Scenario:
         works_per_cluster: int = 5,
         storage: str = "sqlite",
         replicas: int = 1,
+        agents: str = "all",
     ) -> Scenario:
+        if agents not in AGENTS:
+            raise ValueError(f"--agents is {' or '.join(AGENTS)}")
+        if agents != "all" and name in _NEED_ALL_AGENTS:
+            raise ValueError(f"the {name} scenario needs --agents all")
         if storage not in ("sqlite", "etcd"):
             raise ValueError("--storage is sqlite or etcd")
         if replicas > 1 and storage != "etcd":
@@ -148,6 +165,7 @@ class Scenario:
             works_per_cluster=works_per_cluster,
             storage=storage,
             replicas=replicas,
+            agents=agents,
         )
 
     @property
@@ -384,15 +402,7 @@ async def _measure(
     store: Store,
     per_process: PerProcess | None = None,
 ) -> None:
-    options = FleetOptions(
-        clusters=scenario.clusters,
-        join_rate=scenario.join_rate,
-        auto_accept=True,
-        lease_seconds=scenario.lease_seconds,
-        healthcheck_period=scenario.healthcheck_period,
-        # A template add-on's health is its Deployment's: no Lease to renew.
-        addon_agents=scenario.name != "template",
-    )
+    options = fleet_options(scenario)
     async with Api.from_kubeconfig(hub.kubeconfig) as admin:
         fleet: Simulation
         if scenario.sim_processes == 1:
@@ -413,7 +423,8 @@ async def _measure(
             cpu0, t0 = stats.cpu_seconds(), time.monotonic()
             seen = await _until_available(fleet, timeout=max(120.0, scenario.clusters / 5))
             joined_in = time.monotonic() - t0
-            report.add("clusters", f"{scenario.clusters} ({scenario.name})")
+            alone = ", registration alone" if scenario.agents == "registration" else ""
+            report.add("clusters", f"{scenario.clusters} ({scenario.name}{alone})")
             if seen.available:
                 report.add("all available after", f"{joined_in:.1f} s")
             else:
@@ -607,6 +618,24 @@ def issued_at(certificate: str) -> datetime:
     backdates NotBefore by a fixed five minutes."""
     cert = x509.load_pem_x509_certificate(base64.b64decode(certificate))
     return cert.not_valid_before_utc + signer.BACKDATE
+
+
+def fleet_options(scenario: Scenario) -> FleetOptions:
+    """The simulated fleet a scenario runs."""
+    options = FleetOptions(
+        clusters=scenario.clusters,
+        join_rate=scenario.join_rate,
+        auto_accept=True,
+        lease_seconds=scenario.lease_seconds,
+        healthcheck_period=scenario.healthcheck_period,
+        # A template add-on's health is its Deployment's: no Lease to renew.
+        addon_agents=scenario.name != "template",
+    )
+    if scenario.agents == "registration":
+        return dataclasses.replace(
+            options, work=None, addons=AddOnOptions(enabled=False), addon_agents=False
+        )
+    return options
 
 
 async def _until_available(fleet: Simulation, *, timeout: float) -> Snapshot:

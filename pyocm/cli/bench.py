@@ -81,6 +81,12 @@ def bench_fleet(
     replicas: int = typer.Option(
         1, "--replicas", min=1, help="Hub processes behind one port (needs --storage etcd)."
     ),
+    agents: str = typer.Option(
+        "all",
+        "--agents",
+        help="What each simulated cluster runs: all (registration, the work agent, the"
+        " add-on side) or registration (alone: half the hub connections).",
+    ),
 ) -> None:
     """A hub process, a simulated fleet, and what it costs the hub."""
     if storage == "etcd" and shutil.which("etcd") is None:
@@ -97,6 +103,7 @@ def bench_fleet(
             works_per_cluster=works_per_cluster,
             storage=storage,
             replicas=replicas,
+            agents=agents,
         )
     except ValueError as err:
         fail(str(err), code=2)

@@ -97,6 +97,17 @@ def test_fleet_benchmark_times_a_rotation_storm() -> None:
     assert report["Available -> Unknown transitions"] == "0"
 
 
+def test_fleet_benchmark_runs_a_storm_with_registration_alone() -> None:
+    lines = bench(
+        "fleet", "--scenario", "rotation-storm", "--clusters", "3", "--duration", "10",
+        "--agents", "registration",
+    )  # fmt: skip
+    report = {line[:35].strip(): line[35:] for line in lines}
+    assert report["clusters"] == "3 (rotation-storm, registration alone)"
+    assert re.match(r"3 of 3, the last after [\d.]+ s", report["certificates renewed at once"])
+    assert report["Available -> Unknown transitions"] == "0"
+
+
 def test_fleet_benchmark_runs_works_through_the_fleet() -> None:
     lines = bench(
         "fleet", "--scenario", "works", "--clusters", "3", "--duration", "2",
@@ -205,6 +216,17 @@ def test_fleet_benchmark_refuses_an_unknown_scenario() -> None:
         timeout=60,
     )
     assert done.returncode == 2 and "unknown scenario 'nope'" in done.stderr
+
+
+def test_fleet_benchmark_refuses_works_without_the_work_agent() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "pyocm", "bench", "fleet", "--scenario", "works", "--agents",
+         "registration"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 2 and "the works scenario needs --agents all" in done.stderr
 
 
 def test_fleet_benchmark_refuses_more_simulators_than_clusters() -> None:
