@@ -2,7 +2,7 @@
 
 etcd's revisions are the store's revisions (resourceVersions), and etcd decides every
 write: a txn comparing the key's create or mod revision, so several API server processes
-can share one etcd. One watch per process (with ``prev_kv``) feeds, in revision order,
+can share one etcd. One watch per process feeds, in revision order,
 the state reads are served from, the commit hooks, an in-memory history that watches
 resume from, and the in-process watchers. A writer is answered only once its own
 revision has come back through that watch, so the hooks (RBAC, CRD routes, ...) have
@@ -53,7 +53,7 @@ import itertools
 import logging
 import ssl
 from collections import deque
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterable
 from dataclasses import dataclass
 
 from pyocm.apiserver.storage import errors
@@ -442,21 +442,28 @@ class EtcdStore:
         assert self._gateway is not None
         delay = 0.1
         while True:
+            # The values before each change only while filling the history back: past
+            # that, the state has them, and etcd would read each one for every replica's
+            # watch and send it again.
+            backfilling = self._backfill is not None
             request = {
                 "key": b64(b"\0"),  # with this range end: every key
                 "range_end": b64(b"\0"),
                 "start_revision": str(self._watched + 1),
-                "prev_kv": True,
+                "prev_kv": backfilling,
                 "progress_notify": True,
             }
             try:
-                async for response in self._gateway.watch(request):
-                    if self._receive(response) and not created.done():
-                        created.set_result(None)
-                    delay = 0.1
+                async with contextlib.aclosing(self._gateway.watch(request)) as responses:
+                    async for response in responses:
+                        if self._receive(response) and not created.done():
+                            created.set_result(None)
+                        delay = 0.1
+                        if backfilling and self._backfill is None:
+                            raise _Refill("back-fill complete: watch on without prev_kv")
                 failure = errors.Unavailable("etcd ended the watch")
             except _Refill:
-                continue  # at once, from etcd's compaction on
+                continue  # at once, from the revision after the last one seen
             except errors.Unavailable as err:
                 failure = err
             self._connected = False
@@ -490,7 +497,7 @@ class EtcdStore:
             # The watch covers etcd's whole keyspace, so that every revision comes back
             # (a read waits for the one etcd named); other keys only move it on.
             revision = int(events[-1]["kv"]["mod_revision"])
-            batch = [self._event(event) for event in events if self._ours(event)]
+            batch = self._events(events)
             self._watched = max(self._watched, revision)
             if self._backfill is not None:
                 batch = self._fill(batch, revision)
@@ -679,14 +686,31 @@ class EtcdStore:
     def _ours(self, event: JSON) -> bool:
         return unb64(event["kv"].get("key")).startswith(self._root + b"/")
 
-    def _event(self, event: JSON) -> Event:
-        prev = self._kv(event["prev_kv"]) if event.get("prev_kv") else None
-        if event.get("type") == "DELETE":
+    def _events(self, events: Iterable[JSON]) -> Batch:
+        """The changes under the prefix among a WatchResponse's ``events``. Each value
+        before a change is etcd's ``prev_kv`` in the back-fill, and past it the state's
+        (with the batch's earlier changes to the same key on top)."""
+        batch: Batch = []
+        newer: dict[str, KeyValue | None] = {}  # keys this batch changed, as it left them
+        for event in events:
+            if not self._ours(event):
+                continue
             kv = self._kv(event["kv"])
-            gone = prev or kv
-            deleted = KeyValue(kv.key, gone.value, gone.create_revision, kv.mod_revision)
-            return Event(EventType.DELETE, deleted, prev)
-        return Event(EventType.PUT, self._kv(event["kv"]), prev)
+            if kv.mod_revision <= self._backfill_to:
+                prev = self._kv(event["prev_kv"]) if event.get("prev_kv") else None
+            elif event.get("type") != "DELETE" and kv.create_revision == kv.mod_revision:
+                prev = None  # created by this change
+            else:
+                prev = newer[kv.key] if kv.key in newer else self._state.get(kv.key)
+            if event.get("type") == "DELETE":
+                gone = prev or kv
+                deleted = KeyValue(kv.key, gone.value, gone.create_revision, kv.mod_revision)
+                batch.append(Event(EventType.DELETE, deleted, prev))
+                newer[kv.key] = None
+            else:
+                batch.append(Event(EventType.PUT, kv, prev))
+                newer[kv.key] = kv
+        return batch
 
     # State checks.
 

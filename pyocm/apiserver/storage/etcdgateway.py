@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import base64
 import ssl
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Any
 
 import aiohttp
@@ -124,7 +124,7 @@ class Gateway:
                 failure = self._lost(index, err)
         raise failure or errors.Unavailable("etcd has no endpoint")
 
-    async def watch(self, request: JSON) -> AsyncIterator[JSON]:
+    async def watch(self, request: JSON) -> AsyncGenerator[JSON, None]:
         """One watch: every WatchResponse etcd streams for ``request`` (a
         WatchCreateRequest), until the connection ends. Raises ``Unavailable`` when no
         member takes the watch or the stream breaks."""

@@ -407,3 +407,71 @@ async def test_a_fence_that_fails_unexpectedly_fails_its_reads(
     assert all(isinstance(read.exception(), errors.Unavailable) for read in reads)
     monkeypatch.undo()
     assert (await store.get("/r/a")) is not None  # the next fence asks again
+
+
+async def test_past_the_back_fill_the_watch_takes_previous_values_from_the_state(
+    open_etcd: Callable[..., Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """etcd reads and sends each change's previous value again for every replica's
+    watch that asks for it; once the history is filled back the state has them, so the
+    store watches on without, and its events still carry them."""
+    requests: list[dict[str, Any]] = []
+    watch = Gateway.watch
+
+    def recording(self: Gateway, request: dict[str, Any]) -> Any:
+        requests.append(request)
+        return watch(self, request)
+
+    monkeypatch.setattr(Gateway, "watch", recording)
+    store = await open_etcd()
+    a = await store.create("/r/a", b"1")  # the first change past the start ends the back-fill
+    await eventually(lambda: len(requests) == 2)
+    assert [r["prev_kv"] for r in requests] == [True, False]
+    assert int(requests[1]["start_revision"]) <= a.mod_revision + 1
+    stream = store.watch("/r/", after_revision=a.mod_revision)
+    a2 = await store.update("/r/a", b"2", expected_revision=a.mod_revision)
+    gone = await store.delete("/r/a")
+    again = await store.create("/r/a", b"3")
+    events = [await asyncio.wait_for(anext(stream), 5) for _ in range(3)]
+    assert events == [
+        Event(EventType.PUT, a2, a),
+        Event(EventType.DELETE, gone, a2),
+        Event(EventType.PUT, again, None),
+    ]
+    assert gone.value == b"2"
+    assert (await store.list("/r/", revision=a2.mod_revision))[1] == [a2]
+
+
+async def test_changes_to_one_key_in_one_watch_response_chain_their_previous_values(
+    open_etcd: Callable[..., Any],
+) -> None:
+    """A watch catching up sends several revisions at once: each change's previous value
+    is the one before it in the response, not the state's (which has neither yet)."""
+    store = await open_etcd()
+    a = await store.create("/r/a", b"1")
+    await eventually(lambda: store._backfill is None)
+    root = store.settings.prefix.encode()
+    key = b64(root + b"/r/a")
+
+    def kv(value: bytes, mod: int, create: int = a.create_revision) -> dict[str, Any]:
+        return {"key": key, "value": b64(value), "create_revision": str(create),
+                "mod_revision": str(mod)}  # fmt: skip
+
+    r = a.mod_revision
+    batch = store._events(
+        [
+            {"kv": kv(b"2", r + 1)},
+            {"type": "DELETE", "kv": {"key": key, "mod_revision": str(r + 2)}},
+            {"kv": kv(b"3", r + 3, create=r + 3)},
+            {"kv": kv(b"4", r + 4, create=r + 3)},
+        ]
+    )
+    a2 = KeyValue("/r/a", b"2", a.create_revision, r + 1)
+    a3, a4 = KeyValue("/r/a", b"3", r + 3, r + 3), KeyValue("/r/a", b"4", r + 3, r + 4)
+    assert batch == [
+        Event(EventType.PUT, a2, a),
+        Event(EventType.DELETE, KeyValue("/r/a", b"2", a.create_revision, r + 2), a2),
+        Event(EventType.PUT, a3, None),
+        Event(EventType.PUT, a4, a3),
+    ]
+    assert await store.get("/r/a") == a  # nothing applied: that is _deliver's
