@@ -702,6 +702,8 @@ class EtcdStore:
                 prev = None  # created by this change
             else:
                 prev = newer[kv.key] if kv.key in newer else self._state.get(kv.key)
+                if prev is None:  # the state is wrong: say so rather than guess
+                    log.warning("etcd changed %s, which this replica's state lacks", kv.key)
             if event.get("type") == "DELETE":
                 gone = prev or kv
                 deleted = KeyValue(kv.key, gone.value, gone.create_revision, kv.mod_revision)
@@ -727,7 +729,9 @@ class EtcdStore:
 
 
 class _Refill(errors.Unavailable):
-    """The back-fill started before etcd's compaction: start it again from there."""
+    """Watch again at once, from the revision after the last one seen: the back-fill
+    started before etcd's compaction (and starts again from there), or it is complete
+    (and the watch goes on without prev_kv)."""
 
 
 class _History:

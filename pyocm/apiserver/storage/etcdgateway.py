@@ -17,8 +17,9 @@ endpoint by host and port only.
 from __future__ import annotations
 
 import base64
+import contextlib
 import ssl
-from collections.abc import AsyncGenerator, AsyncIterator
+from collections.abc import AsyncGenerator
 from typing import Any
 
 import aiohttp
@@ -138,8 +139,9 @@ class Gateway:
                 ) as response:
                     if response.status != 200:
                         _decode(response.status, await response.read())
-                    async for line in _lines(response.content):
-                        yield _result(line)
+                    async with contextlib.aclosing(_lines(response.content)) as lines:
+                        async for line in lines:
+                            yield _result(line)
                 return
             except aiohttp.ClientConnectorError as err:
                 failure = self._lost(index, err)
@@ -185,7 +187,7 @@ def _result(line: bytes) -> JSON:
     return result
 
 
-async def _lines(content: aiohttp.StreamReader) -> AsyncIterator[bytes]:
+async def _lines(content: aiohttp.StreamReader) -> AsyncGenerator[bytes, None]:
     """Newline-separated messages of any length (aiohttp's readline caps a line's
     size, and a watch event carries a whole value, up to etcd's request limit)."""
     buffer = bytearray()
