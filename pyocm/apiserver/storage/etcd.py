@@ -2,9 +2,10 @@
 
 etcd's revisions are the store's revisions (resourceVersions), and etcd decides every
 write: a txn comparing the key's create or mod revision, so several API server processes
-can share one etcd. One watch per process feeds, in revision order,
-the state reads are served from, the commit hooks, an in-memory history that watches
-resume from, and the in-process watchers. A writer is answered only once its own
+can share one etcd. One watch per process feeds, in revision order, the state reads are
+served from, the commit hooks, an in-memory history that watches resume from, and the
+in-process watchers; each change's previous value comes from that state (etcd's
+``prev_kv`` only while the history is filled back, below). A writer is answered only once its own
 revision has come back through that watch, so the hooks (RBAC, CRD routes, ...) have
 seen it, as the contract promises; another process's writes reach the hooks the same
 way.
