@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from pyocm.bench.etcdcluster import member_args
+from pyocm.bench.etcdcluster import plan
 
 
 @dataclass(frozen=True)
@@ -257,21 +257,11 @@ def start_cluster(workdir: Path, *, size: int = 3, timeout: float = 60.0) -> Etc
     if binary is None:
         pytest.fail("etcd is not installed: ./dev setup installs Debian's etcd-server")
     workdir.mkdir(parents=True, exist_ok=True)
-    ports = [(f"m{index}", free_port(), free_port()) for index in range(size)]
-    peers = ",".join(f"{name}=http://127.0.0.1:{peer}" for name, _, peer in ports)
     token = f"pyocm-test-{os.getpid()}-{workdir.name}"
-    members = []
-    for name, client, peer in ports:
-        args = member_args(
-            binary,
-            name,
-            client=client,
-            peer=peer,
-            data_dir=workdir / name,
-            peers=peers,
-            token=token,
-        )
-        members.append(EtcdMember(name, client, peer, workdir, args))
+    members = [
+        EtcdMember(m.name, m.client, m.peer, workdir, m.args)
+        for m in plan(binary, workdir, size=size, token=token)
+    ]
     cluster = EtcdCluster(members)
     for member in members:
         member.start()

@@ -80,23 +80,40 @@ def _post(client: str, path: str, body: object, *, timeout: float = 2.0) -> dict
     return loaded if isinstance(loaded, dict) else {}
 
 
-def member_args(
-    binary: str, name: str, *, client: int, peer: int, data_dir: Path, peers: str, token: str
-) -> list[str]:
-    """The command line of one member of a new loopback cluster: ``peers`` is the
-    ``--initial-cluster`` list, ``token`` its own, so no stray peer of another cluster
-    joins."""
+@dataclass(frozen=True)
+class Plan:
+    """One member of a new loopback cluster: its ports and its command line."""
+
+    name: str
+    client: int
+    peer: int
+    args: list[str]
+
+
+def plan(binary: str, folder: Path, *, size: int, token: str) -> list[Plan]:
+    """``size`` members on free loopback ports, data under ``folder``, started together
+    as a new cluster; ``token`` is its own, so no stray peer of another cluster joins."""
+    ports = [(f"m{i}", _free_port(), _free_port()) for i in range(size)]
+    peers = ",".join(f"{name}=http://127.0.0.1:{peer}" for name, _, peer in ports)
     return [
-        binary,
-        f"--name={name}",
-        f"--data-dir={data_dir}",
-        f"--listen-client-urls=http://127.0.0.1:{client}",
-        f"--advertise-client-urls=http://127.0.0.1:{client}",
-        f"--listen-peer-urls=http://127.0.0.1:{peer}",
-        f"--initial-advertise-peer-urls=http://127.0.0.1:{peer}",
-        f"--initial-cluster={peers}",
-        f"--initial-cluster-token={token}",
-        "--initial-cluster-state=new",
+        Plan(
+            name,
+            client,
+            peer,
+            [
+                binary,
+                f"--name={name}",
+                f"--data-dir={folder / name}",
+                f"--listen-client-urls=http://127.0.0.1:{client}",
+                f"--advertise-client-urls=http://127.0.0.1:{client}",
+                f"--listen-peer-urls=http://127.0.0.1:{peer}",
+                f"--initial-advertise-peer-urls=http://127.0.0.1:{peer}",
+                f"--initial-cluster={peers}",
+                f"--initial-cluster-token={token}",
+                "--initial-cluster-state=new",
+            ],
+        )
+        for name, client, peer in ports
     ]
 
 
@@ -110,24 +127,13 @@ def _free_port() -> int:
 def running(folder: Path, *, size: int = 3, timeout: float = 60.0) -> Iterator[EtcdCluster]:
     """``size`` members started together as a new cluster (a token of their own, so no
     stray peer of another run joins), once each of them knows the leader."""
-    ports = [(f"m{i}", _free_port(), _free_port()) for i in range(size)]
-    peers = ",".join(f"{name}=http://127.0.0.1:{peer}" for name, _, peer in ports)
     members: list[Member] = []
     try:
         token = f"pyocm-bench-{os.getpid()}-{folder.name}"
-        for name, client, peer in ports:
-            args = member_args(
-                "etcd",
-                name,
-                client=client,
-                peer=peer,
-                data_dir=folder / name,
-                peers=peers,
-                token=token,
-            )
-            with (folder / f"{name}.log").open("wb") as log:
-                process = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT)
-            members.append(Member(name, f"127.0.0.1:{client}", process))
+        for planned in plan("etcd", folder, size=size, token=token):
+            with (folder / f"{planned.name}.log").open("wb") as log:
+                process = subprocess.Popen(planned.args, stdout=log, stderr=subprocess.STDOUT)
+            members.append(Member(planned.name, f"127.0.0.1:{planned.client}", process))
         cluster = EtcdCluster(members)
         _wait_leader(cluster, folder, timeout)
         yield cluster
