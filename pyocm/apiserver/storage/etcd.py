@@ -53,7 +53,6 @@ import heapq
 import itertools
 import logging
 import ssl
-from collections import deque
 from collections.abc import AsyncIterator, Iterable
 from dataclasses import dataclass
 
@@ -68,6 +67,7 @@ from pyocm.apiserver.storage.etcdgateway import (
     unb64,
 )
 from pyocm.apiserver.storage.fanout import Watchers
+from pyocm.apiserver.storage.history import History
 from pyocm.apiserver.storage.interface import CommitHook, Event, EventType, KeyValue
 from pyocm.apiserver.storage.logstructured import Options
 from pyocm.apiserver.storage.state import State, as_of
@@ -133,7 +133,7 @@ class EtcdStore:
         # it, though the watch may not have brought it yet.
         self._revision = 0
         self._seen = 0
-        self._history = _History(self.options, floor=0)
+        self._history = History(self.options, floor=0)
         # Every live key under the prefix as of _revision, which reads are served from.
         self._state = State()
         # The fence the next read joins, the one etcd is being asked for, and the task
@@ -174,7 +174,7 @@ class EtcdStore:
             now, kvs = await self._range_etcd(*self._span(""), revision=0, starting=True)
             self._revision = self._seen = now
             self._state = State(kvs)
-            self._history = _History(self.options, floor=now)
+            self._history = History(self.options, floor=now)
             self._backfill_to = now
             self._backfill_floor = self._watched = max(0, now - self.options.history_size)
             self._backfill = [] if self._backfill_floor < now else None
@@ -537,7 +537,7 @@ class EtcdStore:
         Nothing was delivered before it (its changes are all older), so the history is
         the back-fill alone."""
         assert self._backfill is not None
-        history = _History(self.options, floor=self._backfill_floor)
+        history = History(self.options, floor=self._backfill_floor)
         if self._backfill:
             history.remember(self._backfill)
         self._history, self._backfill = history, None
@@ -733,47 +733,6 @@ class _Refill(errors.Unavailable):
     """Watch again at once, from the revision after the last one seen: the back-fill
     started before etcd's compaction (and starts again from there), or it is complete
     (and the watch goes on without prev_kv)."""
-
-
-class _History:
-    """The changes a watch can resume from, kept as the log-structured stores keep
-    theirs (:class:`~pyocm.apiserver.storage.logstructured.Options`): at most
-    ``history_size`` events unless younger than ``history_min_age``, none older than
-    ``history_max_age``. ``floor`` is the oldest revision a watch may start after."""
-
-    def __init__(self, options: Options, *, floor: int) -> None:
-        self.options = options
-        self._events: deque[tuple[float, Event]] = deque()
-        self.floor = floor
-
-    def remember(self, batch: Batch) -> None:
-        now = self.options.clock()
-        self._events.extend((now, event) for event in batch)
-        limit, min_age = self.options.history_size, self.options.history_min_age
-        while len(self._events) > limit and now - self._events[0][0] >= min_age:
-            self._forget()
-        expired = now - max(self.options.history_max_age, min_age)
-        while self._events and self._events[0][0] < expired:
-            self._forget()
-
-    def _forget(self) -> None:
-        """Drop the oldest revision (all its events: a txn of another client may have
-        written several keys at one revision)."""
-        self.floor = self._events.popleft()[1].revision
-        while self._events and self._events[0][1].revision == self.floor:
-            self._events.popleft()
-
-    def replay(self, prefix: str, after_revision: int) -> Batch:
-        """Events after ``after_revision`` under ``prefix``, walking back from the
-        newest (a resuming watcher is usually only a little behind)."""
-        replay = []
-        for _, event in reversed(self._events):
-            if event.revision <= after_revision:
-                break
-            if event.kv.key.startswith(prefix):
-                replay.append(event)
-        replay.reverse()
-        return replay
 
 
 def _compare(key: str, result: str, target: str, value: int) -> JSON:

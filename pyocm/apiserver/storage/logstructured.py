@@ -27,13 +27,13 @@ import bisect
 import itertools
 import logging
 import time
-from collections import deque
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
 from pyocm.apiserver.storage import errors
 from pyocm.apiserver.storage.fanout import Watchers, prefix_span
+from pyocm.apiserver.storage.history import History
 from pyocm.apiserver.storage.interface import CommitHook, Event, EventType, KeyValue
 from pyocm.apiserver.storage.state import State, as_of
 
@@ -129,12 +129,11 @@ class LogStructured:
         self._waiters: dict[int, asyncio.Future[KeyValue]] = {}
         self._revision = 0
         self._assigned = 0
-        self._history: deque[tuple[float, Event]] = deque()
-        self._compacted = 0
+        self._history = History(self.options, floor=0, forgotten=self._forget)
         # For each key with an event in the history, the revision of its newest one; and,
         # sorted, the keys whose newest event there is a delete. With the state's keys they tell a
         # watch of one object, resuming, that nothing happened to it without walking the
-        # history (which holds minutes of every other object's writes).
+        # history of its directory (minutes of writes to every object beside it).
         self._changed: dict[str, int] = {}
         self._gone: list[str] = []
         self._watchers = Watchers(queue_size=self.options.watch_queue_size)
@@ -150,7 +149,8 @@ class LogStructured:
     async def start(self) -> None:
         recovered = await self.log.open(self)
         self._state = State(recovered.kvs)
-        self._revision = self._assigned = self._compacted = recovered.revision
+        self._revision = self._assigned = recovered.revision
+        self._history = History(self.options, floor=recovered.revision, forgotten=self._forget)
         self._state_error = None
 
     async def close(self) -> None:
@@ -176,7 +176,7 @@ class LogStructured:
         return self._revision
 
     def oldest_revision(self) -> int:
-        return self._compacted
+        return self._history.floor
 
     def add_commit_hook(self, hook: CommitHook) -> None:
         self._hooks.append(hook)
@@ -192,8 +192,8 @@ class LogStructured:
             return self._revision, current
         if revision > self._revision:
             raise errors.FutureRevision(requested=revision, current=self._revision)
-        if revision < self._compacted:
-            raise errors.Compacted(requested=revision, oldest=self._compacted)
+        if revision < self._history.floor:
+            raise errors.Compacted(requested=revision, oldest=self._history.floor)
         return revision, as_of(current, self._replay(prefix, revision))
 
     async def count(self, prefix: str) -> int:
@@ -337,9 +337,7 @@ class LogStructured:
             del self._pending[key]
 
     def _remember(self, events: Batch) -> None:
-        now = self.options.clock()
         for event in events:
-            self._history.append((now, event))
             key = event.kv.key
             self._changed[key] = event.revision
             at = bisect.bisect_left(self._gone, key)
@@ -348,16 +346,10 @@ class LogStructured:
                 self._gone.insert(at, key)
             elif event.type is EventType.PUT and listed:
                 del self._gone[at]
-        limit, min_age = self.options.history_size, self.options.history_min_age
-        while len(self._history) > limit and now - self._history[0][0] >= min_age:
-            self._forget(self._history.popleft()[1])
-        expired = now - max(self.options.history_max_age, min_age)
-        while self._history and self._history[0][0] < expired:
-            self._forget(self._history.popleft()[1])
+        self._history.remember(events)
 
     def _forget(self, event: Event) -> None:
         """``event`` left the history (compaction)."""
-        self._compacted = event.revision
         key = event.kv.key
         if self._changed.get(key) == event.revision:  # the key's last event went
             del self._changed[key]
@@ -373,8 +365,8 @@ class LogStructured:
         self._check_open()
         if after_revision > self._revision:
             raise errors.FutureRevision(requested=after_revision, current=self._revision)
-        if after_revision < self._compacted:
-            raise errors.Compacted(requested=after_revision, oldest=self._compacted)
+        if after_revision < self._history.floor:
+            raise errors.Compacted(requested=after_revision, oldest=self._history.floor)
         # Snapshot and subscribe in one step on the loop: no commit can fall between.
         replay = self._replay(prefix, after_revision)
         subscription = self._watchers.subscribe(prefix)
@@ -389,24 +381,16 @@ class LogStructured:
                 yield event
                 delivered = event.revision
             if subscription.overflowed:
-                raise errors.Compacted(requested=delivered, oldest=self._compacted)
+                raise errors.Compacted(requested=delivered, oldest=self._history.floor)
         finally:
             self._watchers.unsubscribe(subscription)
 
     def _replay(self, prefix: str, after_revision: int) -> Batch:
-        """Retained events after ``after_revision`` under ``prefix``, walking back from
-        the newest because a resuming watcher is usually only a little behind."""
+        """Retained events after ``after_revision`` under ``prefix``: none, without a walk,
+        when the few keys under it did not change since."""
         if self._quiet(prefix, after_revision):
             return []
-        replay = []
-        for _, event in reversed(self._history):
-            kv = event.kv
-            if kv.mod_revision <= after_revision:
-                break
-            if kv.key.startswith(prefix):
-                replay.append(event)
-        replay.reverse()
-        return replay
+        return self._history.replay(prefix, after_revision)
 
     def _quiet(self, prefix: str, after_revision: int) -> bool:
         """Whether, for a prefix that few keys fall under (one object's key, typically),
