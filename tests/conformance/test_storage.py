@@ -268,6 +268,28 @@ async def test_watch_sees_only_keys_under_its_prefix(backend: Backend) -> None:
     assert await take(stream, 1) == [Event(PUT, inside, None)]
 
 
+async def test_an_exact_watch_sees_its_key_alone_replayed_and_live(backend: Backend) -> None:
+    """A watch of one object by name: ``/w/c1`` is not ``/w/c10``, though it starts it."""
+    base = backend.current_revision()
+    old = await backend.create("/w/c1", b"")
+    await backend.create("/w/c10", b"")
+    await backend.create("/w/c1/x", b"")
+    exact = backend.watch("/w/c1", after_revision=base, exact=True)
+    prefix = backend.watch("/w/c1", after_revision=base)
+    for key in ("/w/c11", "/w/c1/y", "/w/c"):
+        await backend.create(key, b"")
+    new = await backend.update("/w/c1", b"2", expected_revision=old.mod_revision)
+    assert await take(exact, 2) == [Event(PUT, old, None), Event(PUT, new, old)]
+    assert [event.kv.key for event in await take(prefix, 6)] == [
+        "/w/c1",
+        "/w/c10",
+        "/w/c1/x",
+        "/w/c11",
+        "/w/c1/y",
+        "/w/c1",
+    ]
+
+
 async def test_watch_orders_events_of_concurrent_writers(backend: Backend) -> None:
     stream = backend.watch("/w/", after_revision=backend.current_revision())
     written = await asyncio.gather(*(backend.create(f"/w/k{i}", b"v") for i in range(200)))

@@ -94,8 +94,9 @@ async def stream(
     with ``progress_interval`` so does the store's progress notification of a quiet
     watch, so a watcher of one unchanging object still learns how far the store went."""
     info = request.info
-    # A watch of one object by name listens to its key only, so a write to any other
-    # object of the resource never wakes it (kube's watch cache indexes such watchers too).
+    # A watch of one object by name listens to its key alone (not to the longer names
+    # that start with it), so a write to any other object of the resource never wakes it
+    # (kube's watch cache indexes such watchers too).
     name = pinned_name(info, request.namespace, request.fields)
     prefix = (
         info.key(namespace=request.namespace, name=name)
@@ -126,7 +127,7 @@ async def stream(
         progress(after)
     try:
         async for event in store.backend.watch(
-            prefix, after_revision=after, progress_interval=progress_interval
+            prefix, after_revision=after, progress_interval=progress_interval, exact=bool(name)
         ):
             converted = (
                 None if event.type is EventType.PROGRESS else _convert(store, request, event)

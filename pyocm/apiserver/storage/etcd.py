@@ -384,11 +384,16 @@ class EtcdStore:
         return KeyValue(key, prev.value, prev.create_revision, revision_of(answer))
 
     def watch(
-        self, prefix: str, *, after_revision: int, progress_interval: float | None = None
+        self,
+        prefix: str,
+        *,
+        after_revision: int,
+        progress_interval: float | None = None,
+        exact: bool = False,
     ) -> AsyncIterator[Event]:
         if progress_interval is not None and progress_interval <= 0:
             raise ValueError("progress_interval must be positive")
-        return self._stream(prefix, after_revision, progress_interval)
+        return self._stream(prefix, after_revision, progress_interval, exact=exact)
 
     # Calls.
 
@@ -598,7 +603,7 @@ class EtcdStore:
     # In-process watches.
 
     async def _stream(
-        self, prefix: str, after_revision: int, progress_interval: float | None
+        self, prefix: str, after_revision: int, progress_interval: float | None, *, exact: bool
     ) -> AsyncIterator[Event]:
         self._check_watchable()
         await self._not_ahead(after_revision)
@@ -607,8 +612,8 @@ class EtcdStore:
         if after_revision < floor:
             raise errors.Compacted(requested=after_revision, oldest=floor)
         # Snapshot and subscribe in one step on the loop: no event can fall between.
-        replay = self._history.replay(prefix, after_revision)
-        subscription = self._watchers.subscribe(prefix)
+        replay = self._history.replay(prefix, after_revision, exact=exact)
+        subscription = self._watchers.subscribe(prefix, exact=exact)
         if progress_interval is not None:
             # Events up to after_revision are never delivered to this watch, so its
             # progress is at least there even while the etcd watch is behind it.

@@ -34,12 +34,14 @@ class Subscription:
         "_ticker",
         "_waiter",
         "closed",
+        "exact",
         "overflowed",
         "prefix",
     )
 
-    def __init__(self, prefix: str, *, limit: int) -> None:
+    def __init__(self, prefix: str, *, limit: int, exact: bool = False) -> None:
         self.prefix = prefix
+        self.exact = exact  # the key ``prefix`` alone
         self.closed = False
         self.overflowed = False
         self._limit = limit
@@ -122,34 +124,43 @@ class Subscription:
 class Watchers:
     """Subscriptions indexed by prefix, so an event visits only the watchers whose
     prefix it matches: one dict lookup per distinct prefix length, not one check per
-    watcher."""
+    watcher; and by key for the watches of one key alone (``exact``), one lookup in all.
+
+    A watch of one object by name is such a watch: as a prefix, ``.../cluster-1`` would
+    also match ``cluster-10`` to ``cluster-1999``, each of whose changes that watcher
+    would decode only to drop."""
 
     def __init__(self, *, queue_size: int) -> None:
         self._queue_size = queue_size
         self._by_prefix: dict[str, set[Subscription]] = {}
         self._lengths: dict[int, int] = {}  # prefix length -> distinct prefixes of it
+        self._by_key: dict[str, set[Subscription]] = {}
 
-    def subscribe(self, prefix: str) -> Subscription:
-        subscription = Subscription(prefix, limit=self._queue_size)
-        subscribers = self._by_prefix.get(prefix)
+    def subscribe(self, prefix: str, *, exact: bool = False) -> Subscription:
+        subscription = Subscription(prefix, limit=self._queue_size, exact=exact)
+        index = self._by_key if exact else self._by_prefix
+        subscribers = index.get(prefix)
         if subscribers is None:
-            subscribers = self._by_prefix[prefix] = set()
-            self._lengths[len(prefix)] = self._lengths.get(len(prefix), 0) + 1
+            subscribers = index[prefix] = set()
+            if not exact:
+                self._lengths[len(prefix)] = self._lengths.get(len(prefix), 0) + 1
         subscribers.add(subscription)
         return subscription
 
     def unsubscribe(self, subscription: Subscription) -> None:
         subscription.stop()
         prefix = subscription.prefix
-        subscribers = self._by_prefix.get(prefix)
+        index = self._by_key if subscription.exact else self._by_prefix
+        subscribers = index.get(prefix)
         if subscribers is None or subscription not in subscribers:
             return
         subscribers.discard(subscription)
         if not subscribers:
-            del self._by_prefix[prefix]
-            self._lengths[len(prefix)] -= 1
-            if not self._lengths[len(prefix)]:
-                del self._lengths[len(prefix)]
+            del index[prefix]
+            if not subscription.exact:
+                self._lengths[len(prefix)] -= 1
+                if not self._lengths[len(prefix)]:
+                    del self._lengths[len(prefix)]
 
     def publish(self, events: Batch) -> None:
         overflowed = []
@@ -160,14 +171,18 @@ class Watchers:
                 for subscription in subscribers or ():
                     if not subscription.push(event):
                         overflowed.append(subscription)
+            for subscription in self._by_key.get(key, ()):
+                if not subscription.push(event):
+                    overflowed.append(subscription)
         for subscription in overflowed:
             self.unsubscribe(subscription)
 
     def close(self) -> None:
-        for subscribers in self._by_prefix.values():
-            for subscription in subscribers:
-                subscription.end()
-        self._by_prefix.clear()
+        for index in (self._by_prefix, self._by_key):
+            for subscribers in index.values():
+                for subscription in subscribers:
+                    subscription.end()
+            index.clear()
         self._lengths.clear()
 
 

@@ -7,7 +7,8 @@ resuming watches, and both grow with a fleet: each agent's watches end every few
 minutes and resume from where they were. Each change is therefore also filed under
 every directory of its key (each prefix of it ending in ``/``), and a replay walks only
 the directory its prefix lies in: a watch of one cluster's namespace, or of one
-resource, passes over its own changes only, not over every Lease renewal.
+resource, passes over its own changes only, not over every Lease renewal. A watch of one
+key alone walks that key's own changes.
 """
 
 from __future__ import annotations
@@ -52,9 +53,10 @@ class History:
         self._retention = retention
         self._forgotten = forgotten
         self._events: deque[tuple[float, Event]] = deque()
-        # Directory -> its changes, in revision order: a suffix of each is what a replay
-        # under that directory walks.
+        # Directory -> its changes, and key -> its changes, in revision order: a suffix
+        # of one is what a replay walks. Apart, as a key may end in "/" too.
         self._filed: dict[str, deque[Event]] = {}
+        self._by_key: dict[str, deque[Event]] = {}
 
     def __len__(self) -> int:
         return len(self._events)
@@ -65,10 +67,11 @@ class History:
         now = retention.clock()
         for event in batch:
             self._events.append((now, event))
-            for directory in directories(event.kv.key):
-                filed = self._filed.get(directory)
+            key = event.kv.key
+            for index, name in self._filings(key):
+                filed = index.get(name)
                 if filed is None:
-                    filed = self._filed[directory] = deque()
+                    filed = index[name] = deque()
                 filed.append(event)
         limit, min_age = retention.history_size, retention.history_min_age
         while len(self._events) > limit and now - self._events[0][0] >= min_age:
@@ -83,29 +86,37 @@ class History:
         self.floor = revision = self._events[0][1].revision
         while self._events and self._events[0][1].revision == revision:
             event = self._events.popleft()[1]
-            for directory in directories(event.kv.key):
-                filed = self._filed[directory]
+            for index, name in self._filings(event.kv.key):
+                filed = index[name]
                 oldest = filed.popleft()
-                assert oldest is event, "a directory's changes are kept in revision order"
+                assert oldest is event, "changes are filed in revision order"
                 if not filed:
-                    del self._filed[directory]
+                    del index[name]
             if self._forgotten is not None:
                 self._forgotten(event)
 
-    def replay(self, prefix: str, after_revision: int) -> list[Event]:
-        """The changes after ``after_revision`` under ``prefix``, in revision order. Walks
-        back from the newest, as a resuming watcher is usually only a little behind."""
+    def _filings(self, key: str) -> Iterator[tuple[dict[str, deque[Event]], str]]:
+        yield self._by_key, key
+        for directory in directories(key):
+            yield self._filed, directory
+
+    def replay(self, prefix: str, after_revision: int, *, exact: bool = False) -> list[Event]:
+        """The changes after ``after_revision`` under ``prefix`` (to the key ``prefix``
+        alone with ``exact``), in revision order. Walks back from the newest, as a
+        resuming watcher is usually only a little behind."""
         directory = prefix[: prefix.rfind("/") + 1]
-        if directory:
-            candidates: Iterable[Event] = reversed(self._filed.get(directory, ()))
+        if exact:
+            candidates: Iterable[Event] = reversed(self._by_key.get(prefix, ()))
+        elif directory:
+            candidates = reversed(self._filed.get(directory, ()))
         else:
             candidates = (event for _, event in reversed(self._events))
-        exact = directory == prefix
+        every = exact or directory == prefix  # each candidate is under the prefix
         replay = []
         for event in candidates:
             if event.revision <= after_revision:
                 break
-            if exact or event.kv.key.startswith(prefix):
+            if every or event.kv.key.startswith(prefix):
                 replay.append(event)
         replay.reverse()
         return replay

@@ -126,10 +126,17 @@ class Backend(Protocol):
         Raises ``KeyNotFound`` or ``Conflict`` like ``update``."""
 
     def watch(
-        self, prefix: str, *, after_revision: int, progress_interval: float | None = None
+        self,
+        prefix: str,
+        *,
+        after_revision: int,
+        progress_interval: float | None = None,
+        exact: bool = False,
     ) -> AsyncIterator[Event]:
         """Every committed event for keys under ``prefix`` with a revision greater than
         ``after_revision``, in revision order, without gaps, until the watch is closed.
+        With ``exact``, for the key ``prefix`` alone (etcd's watch without a range end,
+        kube's non-recursive watch), not for the longer keys that start with it.
 
         With ``progress_interval``, a watch that has delivered everything and then hears
         nothing for that many seconds yields a ``PROGRESS`` event at the store's current

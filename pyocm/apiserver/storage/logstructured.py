@@ -226,11 +226,16 @@ class LogStructured:
             await self._settle(key, self._mismatch(key, latest))
 
     def watch(
-        self, prefix: str, *, after_revision: int, progress_interval: float | None = None
+        self,
+        prefix: str,
+        *,
+        after_revision: int,
+        progress_interval: float | None = None,
+        exact: bool = False,
     ) -> AsyncIterator[Event]:
         if progress_interval is not None and progress_interval <= 0:
             raise ValueError("progress_interval must be positive")
-        return self._stream(prefix, after_revision, progress_interval)
+        return self._stream(prefix, after_revision, progress_interval, exact=exact)
 
     # CommitSink: called by the log on the event loop.
 
@@ -360,7 +365,7 @@ class LogStructured:
     # Watch.
 
     async def _stream(
-        self, prefix: str, after_revision: int, progress_interval: float | None
+        self, prefix: str, after_revision: int, progress_interval: float | None, *, exact: bool
     ) -> AsyncIterator[Event]:
         self._check_open()
         if after_revision > self._revision:
@@ -368,8 +373,12 @@ class LogStructured:
         if after_revision < self._history.floor:
             raise errors.Compacted(requested=after_revision, oldest=self._history.floor)
         # Snapshot and subscribe in one step on the loop: no commit can fall between.
-        replay = self._replay(prefix, after_revision)
-        subscription = self._watchers.subscribe(prefix)
+        replay = (
+            self._history.replay(prefix, after_revision, exact=True)
+            if exact
+            else self._replay(prefix, after_revision)
+        )
+        subscription = self._watchers.subscribe(prefix, exact=exact)
         if progress_interval is not None:
             subscription.report_progress(progress_interval, self.current_revision)
         delivered = after_revision

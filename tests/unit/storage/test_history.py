@@ -77,6 +77,8 @@ def test_replay_matches_a_walk_of_everything_kept() -> None:
             for after in {history.floor, revision, rng.randint(history.floor, revision)}:
                 expected = [e for e in kept if e.revision > after and e.kv.key.startswith(prefix)]
                 assert history.replay(prefix, after) == expected, (prefix, after)
+                alone = [e for e in expected if e.kv.key == prefix]
+                assert history.replay(prefix, after, exact=True) == alone, (prefix, after)
 
 
 def test_a_replay_walks_only_its_own_directory() -> None:
@@ -90,6 +92,19 @@ def test_a_replay_walks_only_its_own_directory() -> None:
     replay = history.replay("/registry/leases/cluster-7/lease", 0)
     assert [event.revision for event in replay] == [7, 1007, 2007, 3007, 4007]
     assert CountingKey.checks == 5
+
+
+def test_an_exact_replay_walks_only_its_key() -> None:
+    """A watch of one object by name resuming passes over that object's changes only,
+    not over those of the names that start with its own (cluster-1: cluster-10 ...)."""
+    history = History(Retention(), floor=0)
+    for revision in range(1, 2001):
+        key = CountingKey(f"/registry/managedclusters/cluster-{revision % 1000}")
+        history.remember([put(key, revision)])
+    CountingKey.checks = 0
+    replay = history.replay("/registry/managedclusters/cluster-1", 0, exact=True)
+    assert [event.revision for event in replay] == [1, 1001]
+    assert CountingKey.checks == 0
 
 
 def test_forgetting_drops_whole_revisions_and_reports_each_change() -> None:
