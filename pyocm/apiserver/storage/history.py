@@ -7,8 +7,8 @@ resuming watches, and both grow with a fleet: each agent's watches end every few
 minutes and resume from where they were. Each change is therefore also filed under
 every directory of its key (each prefix of it ending in ``/``), and a replay walks only
 the directory its prefix lies in: a watch of one cluster's namespace, or of one
-resource, passes over its own changes only, not over every Lease renewal. A watch of one
-key alone walks that key's own changes.
+resource, passes over its own changes only, not over every Lease renewal; a watch of one
+key alone passes over its directory's.
 """
 
 from __future__ import annotations
@@ -53,10 +53,12 @@ class History:
         self._retention = retention
         self._forgotten = forgotten
         self._events: deque[tuple[float, Event]] = deque()
-        # Directory -> its changes, and key -> its changes, in revision order: a suffix
-        # of one is what a replay walks. Apart, as a key may end in "/" too.
-        self._filed: dict[str, deque[Event]] = {}
-        self._by_key: dict[str, deque[Event]] = {}
+        # Directory (below the root, which would be _events again) -> its changes in
+        # revision order: a suffix of one is what a replay walks. Most directories hold a
+        # change or two (one cluster's namespace), so each starts as a list, 8 bytes a
+        # change, and becomes a deque, which drops its oldest in O(1) but costs 600
+        # bytes, once it outgrows _SMALL.
+        self._filed: dict[str, list[Event] | deque[Event]] = {}
 
     def __len__(self) -> int:
         return len(self._events)
@@ -65,14 +67,17 @@ class History:
         """Keep ``batch`` (newer than everything kept), then forget what retention drops."""
         retention = self._retention
         now = retention.clock()
+        filed = self._filed
         for event in batch:
             self._events.append((now, event))
-            key = event.kv.key
-            for index, name in self._filings(key):
-                filed = index.get(name)
-                if filed is None:
-                    filed = index[name] = deque()
-                filed.append(event)
+            for directory in _below_root(event.kv.key):
+                changes = filed.get(directory)
+                if changes is None:
+                    filed[directory] = [event]
+                    continue
+                changes.append(event)
+                if len(changes) > _SMALL and isinstance(changes, list):
+                    filed[directory] = deque(changes)
         limit, min_age = retention.history_size, retention.history_min_age
         while len(self._events) > limit and now - self._events[0][0] >= min_age:
             self._forget()
@@ -86,40 +91,48 @@ class History:
         self.floor = revision = self._events[0][1].revision
         while self._events and self._events[0][1].revision == revision:
             event = self._events.popleft()[1]
-            for index, name in self._filings(event.kv.key):
-                filed = index[name]
-                oldest = filed.popleft()
-                assert oldest is event, "changes are filed in revision order"
-                if not filed:
-                    del index[name]
+            for directory in _below_root(event.kv.key):
+                changes = self._filed[directory]
+                oldest = changes.popleft() if isinstance(changes, deque) else changes.pop(0)
+                assert oldest is event, "a directory's changes are kept in revision order"
+                if not changes:
+                    del self._filed[directory]
             if self._forgotten is not None:
                 self._forgotten(event)
-
-    def _filings(self, key: str) -> Iterator[tuple[dict[str, deque[Event]], str]]:
-        yield self._by_key, key
-        for directory in directories(key):
-            yield self._filed, directory
 
     def replay(self, prefix: str, after_revision: int, *, exact: bool = False) -> list[Event]:
         """The changes after ``after_revision`` under ``prefix`` (to the key ``prefix``
         alone with ``exact``), in revision order. Walks back from the newest, as a
         resuming watcher is usually only a little behind."""
         directory = prefix[: prefix.rfind("/") + 1]
-        if exact:
-            candidates: Iterable[Event] = reversed(self._by_key.get(prefix, ()))
-        elif directory:
+        candidates: Iterable[Event]
+        filed = len(directory) > 1
+        if filed:
             candidates = reversed(self._filed.get(directory, ()))
         else:
             candidates = (event for _, event in reversed(self._events))
-        every = exact or directory == prefix  # each candidate is under the prefix
+        # Whether each candidate is under the prefix: all of a directory's changes are.
+        every = filed and directory == prefix and not exact
         replay = []
         for event in candidates:
             if event.revision <= after_revision:
                 break
-            if every or event.kv.key.startswith(prefix):
+            key = event.kv.key
+            if every or (key == prefix if exact else key.startswith(prefix)):
                 replay.append(event)
         replay.reverse()
         return replay
+
+
+#: Changes a directory holds in a list before it becomes a deque.
+_SMALL = 32
+
+
+def _below_root(key: str) -> Iterator[str]:
+    """The directories of ``key`` a change is filed under (every one but the root)."""
+    for directory in directories(key):
+        if len(directory) > 1:
+            yield directory
 
 
 def directories(key: str) -> Iterator[str]:
