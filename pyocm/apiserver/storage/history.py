@@ -5,10 +5,10 @@ changes after it under one prefix. The history holds minutes of every object's w
 so walking all of it for each such request costs the write rate times the rate of
 resuming watches, and both grow with a fleet: each agent's watches end every few
 minutes and resume from where they were. Each change is therefore also filed under
-every directory of its key (each prefix of it ending in ``/``), and a replay walks only
-the directory its prefix lies in: a watch of one cluster's namespace, or of one
-resource, passes over its own changes only, not over every Lease renewal; a watch of one
-key alone passes over its directory's.
+every directory of its key (each prefix of it ending in ``/`` but the root), and a replay
+walks only the directory its prefix lies in: a watch of one cluster's namespace, or of one
+resource, passes over its own changes only, not over every Lease renewal. A watch of one
+key alone first asks whether that key changed at all, and walks its directory if so.
 """
 
 from __future__ import annotations
@@ -40,19 +40,16 @@ class Retention(Protocol):
 
 class History:
     """Changes in revision order, with ``floor`` the oldest revision a watch may start
-    after. ``forgotten`` is called with each change as it leaves."""
+    after."""
 
-    def __init__(
-        self,
-        retention: Retention,
-        *,
-        floor: int,
-        forgotten: Callable[[Event], None] | None = None,
-    ) -> None:
+    def __init__(self, retention: Retention, *, floor: int) -> None:
         self.floor = floor
         self._retention = retention
-        self._forgotten = forgotten
         self._events: deque[tuple[float, Event]] = deque()
+        # Key -> the revision of its newest change kept. A watch of one object resuming
+        # (an agent's watch of its own cluster, every few minutes) learns from it that
+        # nothing happened to the object, which is usual, without a walk.
+        self._newest: dict[str, int] = {}
         # Directory (below the root, which would be _events again) -> its changes in
         # revision order: a suffix of one is what a replay walks. Most directories hold a
         # change or two (one cluster's namespace), so each starts as a list, 8 bytes a
@@ -70,6 +67,7 @@ class History:
         filed = self._filed
         for event in batch:
             self._events.append((now, event))
+            self._newest[event.kv.key] = event.revision
             for directory in _below_root(event.kv.key):
                 changes = filed.get(directory)
                 if changes is None:
@@ -91,19 +89,22 @@ class History:
         self.floor = revision = self._events[0][1].revision
         while self._events and self._events[0][1].revision == revision:
             event = self._events.popleft()[1]
-            for directory in _below_root(event.kv.key):
+            key = event.kv.key
+            if self._newest.get(key) == event.revision:  # the key's newest change went
+                del self._newest[key]
+            for directory in _below_root(key):
                 changes = self._filed[directory]
                 oldest = changes.popleft() if isinstance(changes, deque) else changes.pop(0)
                 assert oldest is event, "a directory's changes are kept in revision order"
                 if not changes:
                     del self._filed[directory]
-            if self._forgotten is not None:
-                self._forgotten(event)
 
     def replay(self, prefix: str, after_revision: int, *, exact: bool = False) -> list[Event]:
         """The changes after ``after_revision`` under ``prefix`` (to the key ``prefix``
         alone with ``exact``), in revision order. Walks back from the newest, as a
         resuming watcher is usually only a little behind."""
+        if exact and self._newest.get(prefix, 0) <= after_revision:
+            return []
         directory = prefix[: prefix.rfind("/") + 1]
         candidates: Iterable[Event]
         filed = len(directory) > 1

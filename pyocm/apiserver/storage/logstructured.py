@@ -23,8 +23,6 @@ writes stay refused, and ``check`` fails, until a restart reloads the state from
 from __future__ import annotations
 
 import asyncio
-import bisect
-import itertools
 import logging
 import time
 from collections.abc import AsyncIterator, Callable
@@ -32,7 +30,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from pyocm.apiserver.storage import errors
-from pyocm.apiserver.storage.fanout import Watchers, prefix_span
+from pyocm.apiserver.storage.fanout import Watchers
 from pyocm.apiserver.storage.history import History
 from pyocm.apiserver.storage.interface import CommitHook, Event, EventType, KeyValue
 from pyocm.apiserver.storage.state import State, as_of
@@ -129,13 +127,7 @@ class LogStructured:
         self._waiters: dict[int, asyncio.Future[KeyValue]] = {}
         self._revision = 0
         self._assigned = 0
-        self._history = History(self.options, floor=0, forgotten=self._forget)
-        # For each key with an event in the history, the revision of its newest one; and,
-        # sorted, the keys whose newest event there is a delete. With the state's keys they tell a
-        # watch of one object, resuming, that nothing happened to it without walking the
-        # history of its directory (minutes of writes to every object beside it).
-        self._changed: dict[str, int] = {}
-        self._gone: list[str] = []
+        self._history = History(self.options, floor=0)
         self._watchers = Watchers(queue_size=self.options.watch_queue_size)
         self._hooks: list[CommitHook] = []
         self._state_error: errors.Unavailable | None = errors.Unavailable("storage is not started")
@@ -150,7 +142,7 @@ class LogStructured:
         recovered = await self.log.open(self)
         self._state = State(recovered.kvs)
         self._revision = self._assigned = recovered.revision
-        self._history = History(self.options, floor=recovered.revision, forgotten=self._forget)
+        self._history = History(self.options, floor=recovered.revision)
         self._state_error = None
 
     async def close(self) -> None:
@@ -194,7 +186,7 @@ class LogStructured:
             raise errors.FutureRevision(requested=revision, current=self._revision)
         if revision < self._history.floor:
             raise errors.Compacted(requested=revision, oldest=self._history.floor)
-        return revision, as_of(current, self._replay(prefix, revision))
+        return revision, as_of(current, self._history.replay(prefix, revision))
 
     async def count(self, prefix: str) -> int:
         self._check_open()
@@ -243,7 +235,7 @@ class LogStructured:
         self._failure = None
         for event in events:
             self._apply(event)
-        self._remember(events)
+        self._history.remember(events)
         for hook in self._hooks:
             try:
                 hook(events)
@@ -341,27 +333,6 @@ class LogStructured:
         if entry is not None and entry[0] is event:
             del self._pending[key]
 
-    def _remember(self, events: Batch) -> None:
-        for event in events:
-            key = event.kv.key
-            self._changed[key] = event.revision
-            at = bisect.bisect_left(self._gone, key)
-            listed = at < len(self._gone) and self._gone[at] == key
-            if event.type is EventType.DELETE and not listed:
-                self._gone.insert(at, key)
-            elif event.type is EventType.PUT and listed:
-                del self._gone[at]
-        self._history.remember(events)
-
-    def _forget(self, event: Event) -> None:
-        """``event`` left the history (compaction)."""
-        key = event.kv.key
-        if self._changed.get(key) == event.revision:  # the key's last event went
-            del self._changed[key]
-            at = bisect.bisect_left(self._gone, key)
-            if at < len(self._gone) and self._gone[at] == key:
-                del self._gone[at]
-
     # Watch.
 
     async def _stream(
@@ -373,11 +344,7 @@ class LogStructured:
         if after_revision < self._history.floor:
             raise errors.Compacted(requested=after_revision, oldest=self._history.floor)
         # Snapshot and subscribe in one step on the loop: no commit can fall between.
-        replay = (
-            self._history.replay(prefix, after_revision, exact=True)
-            if exact
-            else self._replay(prefix, after_revision)
-        )
+        replay = self._history.replay(prefix, after_revision, exact=exact)
         subscription = self._watchers.subscribe(prefix, exact=exact)
         if progress_interval is not None:
             subscription.report_progress(progress_interval, self.current_revision)
@@ -393,27 +360,6 @@ class LogStructured:
                 raise errors.Compacted(requested=delivered, oldest=self._history.floor)
         finally:
             self._watchers.unsubscribe(subscription)
-
-    def _replay(self, prefix: str, after_revision: int) -> Batch:
-        """Retained events after ``after_revision`` under ``prefix``: none, without a walk,
-        when the few keys under it did not change since."""
-        if self._quiet(prefix, after_revision):
-            return []
-        return self._history.replay(prefix, after_revision)
-
-    def _quiet(self, prefix: str, after_revision: int) -> bool:
-        """Whether, for a prefix that few keys fall under (one object's key, typically),
-        none of them changed after ``after_revision``. False when in doubt."""
-        start, stop = self._state.span(prefix)
-        first, last = prefix_span(self._gone, prefix)
-        if stop - start > _FEW_KEYS or last - first > _FEW_KEYS:
-            return False
-        keys = itertools.chain(self._state.keys[start:stop], self._gone[first:last])
-        return all(self._changed.get(key, 0) <= after_revision for key in keys)
-
-
-#: Up to this many keys under a prefix, a resuming watch asks the per-key index first.
-_FEW_KEYS = 8
 
 
 def _consume_exception(future: asyncio.Future[KeyValue]) -> None:

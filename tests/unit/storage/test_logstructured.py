@@ -310,9 +310,10 @@ async def test_history_min_age_outlasts_a_shorter_max_age() -> None:
     assert store.oldest_revision() == 1
 
 
-async def test_replay_from_the_per_key_index_matches_a_walk_of_the_history() -> None:
+async def test_replay_matches_a_walk_of_the_history() -> None:
     """Writes, deletes and re-creations of keys that are prefixes of each other, with
-    compaction; every prefix and start revision must replay what the history holds."""
+    compaction; every prefix (and key alone) and start revision must replay what the
+    history holds."""
     rng = random.Random(7)
     log = HeldLog()
     store = await started(log, history_size=40)
@@ -338,7 +339,9 @@ async def test_replay_from_the_per_key_index_matches_a_walk_of_the_history() -> 
                 expected = [
                     e for e in committed if e.revision > after and e.kv.key.startswith(prefix)
                 ]
-                assert store._replay(prefix, after) == expected, (prefix, after)
+                assert store._history.replay(prefix, after) == expected, (prefix, after)
+                alone = [e for e in expected if e.kv.key == prefix]
+                assert store._history.replay(prefix, after, exact=True) == alone, (prefix, after)
 
 
 async def test_an_overflowing_watcher_is_cut_off_and_others_go_on() -> None:
