@@ -1,8 +1,8 @@
 """Fan-out of committed events to in-process watchers, shared by every backend.
 
 Each watcher has a bounded queue; events are routed by prefix (or by key, for a watch of
-one key alone), so an event visits only the watchers it matches. A watcher that falls too far behind is cut off
-(``overflowed``) rather than holding memory without bound.
+one key alone), so an event visits only the watchers it matches. A watcher that falls
+too far behind is cut off (``overflowed``) rather than holding memory without bound.
 """
 
 from __future__ import annotations
