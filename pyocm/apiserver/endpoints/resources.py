@@ -23,6 +23,7 @@ from pyocm.apiserver.endpoints import (
 from pyocm.apiserver.registry.resources import ResourceInfo
 from pyocm.apiserver.registry.strategy import Context
 from pyocm.apiserver.state import ServerState
+from pyocm.apiserver.storage import errors as storage_errors
 from pyocm.kube import status
 
 
@@ -76,6 +77,8 @@ async def serve(
     request: web.Request, state: ServerState, info: requestinfo.RequestInfo, user: UserInfo
 ) -> web.StreamResponse:
     resource = state.catalog.get(info.api_group, info.api_version, info.resource)
+    if resource is None:
+        resource = await _served_since(state, info)
     if resource is None or len(info.parts) > 3:
         raise status.path_not_found()
     target = Target(resource, info, user)
@@ -125,3 +128,14 @@ def _check_scope(target: Target) -> None:
     cross_namespace = req.verb in ("list", "watch", "deletecollection") or info.virtual
     if info.namespaced and not req.namespace and not cross_namespace:
         raise status.path_not_found()
+
+
+async def _served_since(state: ServerState, info: requestinfo.RequestInfo) -> ResourceInfo | None:
+    """The resource, if a CRD defining it was acknowledged before this request: another
+    API server sharing the store may have taken it, and this one serves it once its
+    watch of the store has brought it (at once with a store only it writes)."""
+    try:
+        await state.store.backend.catch_up()
+    except storage_errors.StorageError:
+        return None  # the store cannot say now: answer as the routes stand
+    return state.catalog.get(info.api_group, info.api_version, info.resource)

@@ -226,6 +226,10 @@ class EtcdStore:
         if status.get("errors"):
             raise errors.Unavailable(f"etcd reports: {'; '.join(map(str, status['errors']))}")
 
+    async def catch_up(self) -> None:
+        if not await self._fresh():
+            raise errors.Unavailable("etcd: this process's watch is behind")
+
     def current_revision(self) -> int:
         return max(self._revision, self._seen)
 

@@ -90,6 +90,11 @@ class Backend(Protocol):
         small write that changes nothing, so the store reports healthy again even with
         no client writing."""
 
+    async def catch_up(self) -> None:
+        """Return once every write acknowledged before this call, by any process sharing
+        the store, has reached this process's state and commit hooks (at once when only
+        this process writes). Raises ``Unavailable`` when that cannot be known now."""
+
     def current_revision(self) -> int:
         """The revision of the last committed write (0 for an empty, new store)."""
 

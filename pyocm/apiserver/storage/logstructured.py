@@ -164,6 +164,9 @@ class LogStructured:
         if self._failure is not None:
             await self._probe()
 
+    async def catch_up(self) -> None:
+        self._check_open()  # every write is this process's own, hooks run before its answer
+
     def current_revision(self) -> int:
         return self._revision
 

@@ -511,3 +511,34 @@ async def test_changes_to_one_key_in_one_watch_response_chain_their_previous_val
         Event(EventType.PUT, a4, a3),
     ]
     assert await store.get("/r/a") == a  # nothing applied: that is _deliver's
+
+
+async def test_catching_up_brings_another_writers_changes_to_the_hooks(
+    open_etcd: Callable[..., Any], etcd_server: EtcdServer
+) -> None:
+    """What another API server wrote (a CRD, say) has reached this one's hooks, and so
+    its routes, once catch_up returns."""
+    store = await open_etcd()
+    seen: list[int] = []
+    store.add_commit_hook(lambda batch: seen.extend(event.revision for event in batch))
+    root = store.settings.prefix.encode()
+    gateway = Gateway([etcd_server.endpoint], ssl_context=None, request_timeout=5)
+    try:
+        for n in range(10):
+            put = {"key": b64(root + b"/c/crd"), "value": b64(str(n).encode())}
+            revision = revision_of(await gateway.call("/v3/kv/put", put))
+            await store.catch_up()
+            assert seen[-1] == revision
+    finally:
+        await gateway.close()
+
+
+async def test_catching_up_while_the_watch_is_down_is_unavailable(
+    open_etcd: Callable[..., Any],
+) -> None:
+    store = await open_etcd()
+    store._follower.cancel()
+    await asyncio.gather(store._follower, return_exceptions=True)
+    store._connected = False
+    with pytest.raises(errors.Unavailable):
+        await store.catch_up()
