@@ -5,10 +5,10 @@ write: a txn comparing the key's create or mod revision, so several API server p
 can share one etcd. One watch per process feeds, in revision order, the state reads are
 served from, the commit hooks, an in-memory history that watches resume from, and the
 in-process watchers; each change's previous value comes from that state (etcd's
-``prev_kv`` only while the history is filled back, below). A writer is answered only once its own
-revision has come back through that watch, so the hooks (RBAC, CRD routes, ...) have
-seen it, as the contract promises; another process's writes reach the hooks the same
-way.
+``prev_kv`` only while the history is filled back, below). A writer is answered only
+once its own revision has come back through that watch, so the hooks (RBAC, CRD
+routes, ...) have seen it, as the contract promises; another process's writes reach the
+hooks the same way, and ``catch_up`` waits for those acknowledged before it.
 
 Reads are linearizable and served from memory, as kube-apiserver's consistent reads
 from its watch cache are: a read asks etcd for its current revision (one cheap read,
